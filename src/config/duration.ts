@@ -1,0 +1,47 @@
+/** Durations as people write them in YAML: `500ms`, `30s`, `5m`, `2h`, `7d`, `1w`, or combined like `1h30m`. */
+import { z } from 'zod';
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/g;
+const WHOLE = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+$/;
+
+/** Parses a duration string to milliseconds; `0` alone is allowed. Returns undefined when it isn't one. */
+export function parseDuration(text: string): number | undefined {
+  const s = text.trim();
+  if (s === '0') return 0;
+  if (!WHOLE.test(s)) return undefined;
+  let ms = 0;
+  for (const m of s.matchAll(PART)) ms += Number(m[1]) * UNIT_MS[m[2]!]!;
+  return Math.round(ms);
+}
+
+/** Formats milliseconds compactly (`1h30m`, `45s`, `250ms`), the inverse of {@link parseDuration}. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  const neg = ms < 0;
+  let rest = Math.abs(Math.round(ms));
+  if (rest < 1000) return `${neg ? '-' : ''}${rest}ms`;
+  const parts: string[] = [];
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return (neg ? '-' : '') + parts.join('');
+}
+
+/** A zod schema for a duration written as text (or 0); the parsed value is milliseconds. */
+export const duration = z
+  .union([z.string(), z.literal(0)])
+  .transform((v, ctx) => {
+    const ms = typeof v === 'number' ? 0 : parseDuration(v);
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: `invalid duration '${v}': write it like 30s, 5m, 2h or 7d` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+/** A duration that must be greater than zero. */
+export const positiveDuration = duration.refine((ms) => ms > 0, { message: 'duration must be greater than 0' });

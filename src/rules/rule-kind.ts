@@ -1,0 +1,51 @@
+/** The extension seam for rule kinds: one module per kind implements {@link RuleKind}; the registry lists them. */
+import type { Reading, ReadingKind } from '../model.js';
+import type { RuleBase, RuleKindSchema } from './schema.js';
+
+/** Read access to stored readings, for rules that compare with the past (apy_jump's `window`). */
+export interface HistoryView {
+  /** The newest stored reading of (kind, entity) with `at` ≤ t, or undefined when there is none that old. */
+  at(kind: ReadingKind, entity: string, t: number): Reading | undefined;
+  /** Stored readings of (kind, entity) with from ≤ at ≤ t, oldest first. */
+  range(kind: ReadingKind, entity: string, from: number, to: number): Reading[];
+}
+
+/** What a rule kind is given to judge one reading. */
+export interface EvalInput<R extends RuleBase = RuleBase> {
+  rule: R;
+  reading: Reading;
+  /** Evaluation time, ms. */
+  now: number;
+  history: HistoryView;
+  /** The alert of this (rule, entity) is pending or firing now: hysteresis (`clear_below`) keys on it. */
+  active: boolean;
+}
+
+/**
+ * A rule kind's judgement of one reading.
+ * - `breach`: the condition holds; `ok`: it does not (with hysteresis applied);
+ * - `wait`: cannot judge yet (e.g. no reading `window` old): no state change;
+ * - `data_error`: the value is one the service could not mean (utilization > 1): counted and reported, no state change.
+ */
+export type Verdict =
+  | {
+      status: 'breach' | 'ok';
+      /** The value judged (in the field's base unit), the threshold it was compared with, and the previous value where one applies. */
+      value: number | null;
+      threshold: number | null;
+      previous?: number | null;
+      /** Extra values for annotations (e.g. `change`, `lag`, `deviation`). */
+      context?: Record<string, unknown>;
+    }
+  | { status: 'wait'; reason: string }
+  | { status: 'data_error'; reason: string; value?: number | null };
+
+/** A rule kind: its schema (from {@link RuleKindSchema}), what it reads, and a pure evaluate(). */
+export interface RuleKind<R extends RuleBase = RuleBase> extends RuleKindSchema {
+  /** One line for `lookout check` and the README. */
+  description: string;
+  /** Which readings it judges. */
+  reads: readonly ReadingKind[];
+  /** Judges one reading; pure (no I/O but the history view). */
+  evaluate(input: EvalInput<R>): Verdict;
+}

@@ -1,0 +1,145 @@
+/**
+ * Versioned schema migrations: an ordered list, each applied once in its own transaction and
+ * recorded in `schema_migrations`. To add one, write `export const myMigration = {...} satisfies Migration`
+ * in your own module and append it to {@link migrations} with the next version number.
+ */
+import type Database from 'better-sqlite3';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import { baseMigration } from './base-migration.js';
+import { StoreError } from './errors.js';
+
+/** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
+export interface Migration {
+  /** 1, 2, 3, ...: strictly increasing along the list, never reused or renumbered once shipped. */
+  version: number;
+  /** Short snake_case description, recorded beside the version. */
+  name: string;
+  up: string;
+}
+
+/** Every migration lookout knows, in order. Append one line per new migration. */
+export const migrations: readonly Migration[] = [
+  baseMigration, // 1: meta, readings (latest + history), poll runs
+  // 2: alert state
+  // 3: outbox, silences
+];
+
+/** One row of `schema_migrations`. */
+export interface AppliedMigration {
+  version: number;
+  name: string;
+  applied_at: number;
+}
+
+const bootstrapSql = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  applied_at INTEGER NOT NULL
+)`;
+
+/** Throws unless versions are positive integers, strictly increasing along the list. */
+export function validateMigrations(list: readonly Migration[]): void {
+  let prev = 0;
+  for (const m of list) {
+    if (!Number.isInteger(m.version) || m.version <= prev) {
+      throw new StoreError(
+        'E_STORE_MIGRATION',
+        `migration list is malformed: version ${m.version} (${m.name}) must be an integer greater than ${prev}` +
+          ' (two migrations share a version, or the list is out of order)',
+      );
+    }
+    prev = m.version;
+  }
+}
+
+function tableExists(db: Database.Database, name: string): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
+}
+
+/** The migrations recorded as applied in `db`, oldest first (empty for a fresh database). */
+export function appliedMigrations(db: Database.Database): AppliedMigration[] {
+  if (!tableExists(db, 'schema_migrations')) return [];
+  return db
+    .prepare(`SELECT version, name, applied_at FROM schema_migrations ORDER BY version`)
+    .all() as AppliedMigration[];
+}
+
+/** The highest applied version, 0 for a fresh database. */
+export function schemaVersion(db: Database.Database): number {
+  const applied = appliedMigrations(db);
+  return applied.length === 0 ? 0 : applied[applied.length - 1]!.version;
+}
+
+/** Refuses a database whose schema is newer than `list` knows; returns the applied rows. */
+function checkNotNewer(db: Database.Database, file: string, list: readonly Migration[]): AppliedMigration[] {
+  const applied = appliedMigrations(db);
+  const known = list.length === 0 ? 0 : list[list.length - 1]!.version;
+  const newest = applied.length === 0 ? 0 : applied[applied.length - 1]!.version;
+  if (newest > known) {
+    throw new StoreError(
+      'E_STORE_SCHEMA_NEWER',
+      `${file}: database schema version ${newest} is newer than this lookout knows (${known}); ` +
+        'it was written by a newer lookout: upgrade lookout, or point storage.path at another file',
+    );
+  }
+  return applied;
+}
+
+/** Options of {@link migrate}. */
+export interface MigrateOptions {
+  /** Names the database in errors and logs. */
+  file: string;
+  clock: Clock;
+  log: Logger;
+  list?: readonly Migration[];
+}
+
+/** Applies every migration of the list not yet recorded in `db`, each in its own transaction; returns the versions applied. */
+export function migrate(db: Database.Database, opts: MigrateOptions): number[] {
+  const list = opts.list ?? migrations;
+  validateMigrations(list);
+  db.exec(bootstrapSql);
+  const applied = checkNotNewer(db, opts.file, list);
+  const byVersion = new Map(applied.map((a) => [a.version, a]));
+  const record = db.prepare(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`);
+  const done: number[] = [];
+  for (const m of list) {
+    const prior = byVersion.get(m.version);
+    if (prior) {
+      if (prior.name !== m.name) {
+        opts.log.warn('store_migration_name_mismatch', { file: opts.file, version: m.version, db: prior.name, code: m.name });
+      }
+      continue;
+    }
+    try {
+      db.transaction(() => {
+        db.exec(m.up);
+        record.run(m.version, m.name, opts.clock.now());
+      })();
+    } catch (err) {
+      throw new StoreError(
+        'E_STORE_MIGRATION',
+        `${opts.file}: migration ${m.version} (${m.name}) failed: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    opts.log.info('store_migrated', { file: opts.file, version: m.version, name: m.name });
+    done.push(m.version);
+  }
+  return done;
+}
+
+/** For read-only opens: refuses a database that is newer than the code, or that misses migrations. */
+export function checkSchema(db: Database.Database, file: string, list: readonly Migration[] = migrations): void {
+  validateMigrations(list);
+  const applied = new Set(checkNotNewer(db, file, list).map((a) => a.version));
+  const missing = list.filter((m) => !applied.has(m.version)).map((m) => m.version);
+  if (missing.length > 0) {
+    throw new StoreError(
+      'E_STORE_SCHEMA_OLDER',
+      `${file}: database is missing schema version(s) ${missing.join(', ')}; ` +
+        'open it once read-write (e.g. start `lookout run`) to migrate it',
+    );
+  }
+}
