@@ -218,9 +218,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
       const max = opts.maxRows ?? Infinity;
       let total = 0;
       while (total < max) {
-        const n = pruneBatch.run(olderThan, Math.min(batch, max - total)).changes;
+        const want = Math.min(batch, max - total);
+        const n = pruneBatch.run(olderThan, want).changes;
         total += n;
-        if (n === 0) break;
+        if (n < want) break;
       }
       return total;
     },

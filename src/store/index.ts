@@ -1,0 +1,190 @@
+/**
+ * The SQLite store: one better-sqlite3 connection in WAL mode, migrated on open, with a repository
+ * per table group. No singleton: `openStore()` returns an object that is passed to whoever needs it;
+ * sibling repositories (alerts, outbox, silences) build their statements on `store.db`.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { systemClock, type Clock } from '../clock.js';
+import { silentLogger, type Logger } from '../log.js';
+import { StoreError } from './errors.js';
+import { createMetaRepo, type MetaRepo } from './meta.js';
+import { checkSchema, migrate, migrations as knownMigrations, schemaVersion, type Migration } from './migrations.js';
+import { createPollRunsRepo, type PollRunsRepo } from './poll-runs.js';
+import { createReadingsRepo, type ReadingsRepo } from './readings.js';
+
+export { StoreError, type StoreErrorCode } from './errors.js';
+export type { MetaRepo } from './meta.js';
+export { migrations, type Migration, type AppliedMigration, appliedMigrations, schemaVersion } from './migrations.js';
+export type { PollRun, PollRunSummary, PollRunsRepo } from './poll-runs.js';
+export type {
+  EntityKey,
+  HistoryReading,
+  PruneOptions,
+  ReadingCounts,
+  ReadingsRepo,
+  SavePollResult,
+} from './readings.js';
+
+/** Options of {@link openStore}. */
+export interface StoreOptions {
+  /** Stamps `updated_at` of meta rows and `applied_at` of migrations. Default: the wall clock. */
+  clock?: Clock;
+  log?: Logger;
+  /** Open an existing, fully migrated file without writing to it (CLI reads, backtests). */
+  readonly?: boolean;
+  /** How long a write waits for another connection's lock, ms. Default 5000. */
+  busyTimeoutMs?: number;
+  /** The migration list; default: every migration lookout knows. For tests and tools. */
+  migrations?: readonly Migration[];
+}
+
+/** What {@link Store.prune} deleted. */
+export interface StorePruneResult {
+  readings: number;
+  pollRuns: number;
+  labelsets: number;
+}
+
+/** An open store. Not safe to share across worker threads; one per process is the norm. */
+export interface Store {
+  /** The connection, for sibling repository modules (alerts, outbox, silences). */
+  readonly db: Database.Database;
+  /** Absolute path of the file, or `:memory:`. */
+  readonly path: string;
+  readonly readonly: boolean;
+  /** Schema version after migrations. */
+  readonly version: number;
+  readings: ReadingsRepo;
+  polls: PollRunsRepo;
+  meta: MetaRepo;
+  /** Runs fn in one transaction (nested calls become savepoints, as better-sqlite3 does). fn must be synchronous. */
+  transaction<T>(fn: () => T): T;
+  /** True when the DB accepts a write right now (for /readyz): a meta write inside a rolled-back savepoint. */
+  writable(): boolean;
+  /**
+   * Deletes reading history and poll runs older than `olderThan` (batched), label sets no longer used
+   * (at most once a day), and records `last_pruned_at` in meta.
+   */
+  prune(olderThan: number, opts?: { batchSize?: number; maxRows?: number }): StorePruneResult;
+  /** Closes the connection; safe to call twice. */
+  close(): void;
+}
+
+const isMemory = (path: string): boolean => path === ':memory:' || path === '' || path.startsWith('file::memory:');
+const LABELSET_GC_INTERVAL_MS = 24 * 3600_000;
+
+function openConnection(path: string, readonly: boolean): Database.Database {
+  try {
+    return new Database(path, { readonly, fileMustExist: readonly });
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    const why = readonly && e.code === 'SQLITE_CANTOPEN' ? 'the file does not exist or cannot be read' : e.message;
+    throw new StoreError('E_STORE_OPEN', `cannot open database ${path}: ${why}`, { cause: err });
+  }
+}
+
+/** Opens (creating when needed) and migrates the database at `path`; `:memory:` gives a private in-memory one. */
+export function openStore(path: string, opts: StoreOptions = {}): Store {
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? silentLogger;
+  const readonly = opts.readonly ?? false;
+  const memory = isMemory(path);
+  const file = memory ? ':memory:' : resolve(path);
+  if (!memory && !readonly) {
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+    } catch (err) {
+      throw new StoreError('E_STORE_OPEN', `cannot create the directory of database ${file}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  const db = openConnection(memory ? path : file, readonly);
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+    db.pragma('foreign_keys = ON');
+    if (!readonly) {
+      if (!memory) {
+        const mode = db.pragma('journal_mode = WAL', { simple: true });
+        if (mode !== 'wal') throw new StoreError('E_STORE_OPEN', `${file}: cannot switch to WAL mode (got ${String(mode)})`);
+      }
+      db.pragma('synchronous = NORMAL');
+      migrate(db, { file, clock, log, list: opts.migrations ?? knownMigrations });
+    } else {
+      checkSchema(db, file, opts.migrations ?? knownMigrations);
+    }
+    return buildStore(db, file, readonly, clock);
+  } catch (err) {
+    db.close();
+    if (err instanceof StoreError) throw err;
+    throw new StoreError('E_STORE_OPEN', `cannot open database ${file}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function buildStore(db: Database.Database, path: string, readonly: boolean, clock: Clock): Store {
+  const readings = createReadingsRepo(db);
+  const polls = createPollRunsRepo(db);
+  const meta = createMetaRepo(db, clock);
+  const probe = db.prepare(
+    `INSERT INTO meta (key, value, updated_at) VALUES ('writable_probe', '1', 0)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+  );
+  const version = schemaVersion(db);
+
+  function writable(): boolean {
+    if (readonly || !db.open) return false;
+    // A short lock wait: /readyz must answer quickly even while another process holds the write lock.
+    const prev = db.pragma('busy_timeout', { simple: true }) as number;
+    let inSavepoint = false;
+    try {
+      db.pragma('busy_timeout = 250');
+      db.exec('SAVEPOINT lookout_writable_probe');
+      inSavepoint = true;
+      probe.run();
+      return true;
+    } catch {
+      return false;
+    } finally {
+      try {
+        if (inSavepoint) db.exec('ROLLBACK TO lookout_writable_probe; RELEASE lookout_writable_probe');
+        db.pragma(`busy_timeout = ${prev}`);
+      } catch {
+        // the connection is unusable: the probe already answered false or the next call will
+      }
+    }
+  }
+
+  return {
+    db,
+    path,
+    readonly,
+    version,
+    readings,
+    polls,
+    meta,
+    transaction: <T>(fn: () => T): T => db.transaction(fn)(),
+    writable,
+    prune(olderThan, opts = {}) {
+      const result = { readings: readings.prune(olderThan, opts), pollRuns: polls.prune(olderThan), labelsets: 0 };
+      const now = clock.now();
+      const lastGc = meta.getNumber('labelsets_pruned_at');
+      if (result.readings > 0 && (lastGc === undefined || now - lastGc >= LABELSET_GC_INTERVAL_MS)) {
+        result.labelsets = readings.pruneLabelsets();
+        meta.set('labelsets_pruned_at', String(now));
+      }
+      meta.set('last_pruned_at', String(now));
+      return result;
+    },
+    close() {
+      if (!db.open) return;
+      if (!readonly) {
+        try {
+          db.pragma('optimize');
+        } catch {
+          // optimize is advisory; closing matters more
+        }
+      }
+      db.close();
+    },
+  };
+}
