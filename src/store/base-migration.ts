@@ -45,7 +45,7 @@ CREATE TABLE reading_history (
   poll TEXT NOT NULL,
   PRIMARY KEY (kind, entity, at)
 ) WITHOUT ROWID;
-CREATE INDEX reading_history_at ON reading_history (at);
+CREATE INDEX reading_history_at ON reading_history (at, kind, entity);
 
 CREATE TABLE poll_runs (
   id INTEGER PRIMARY KEY,

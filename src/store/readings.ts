@@ -128,14 +128,15 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
   const getHistoryRange = db.prepare<[string, string, number, number], HistoryRow>(
     `SELECT ${historyCols} FROM ${historyFrom} WHERE h.kind = ? AND h.entity = ? AND h.at BETWEEN ? AND ? ORDER BY h.at`,
   );
-  // Keyset paging over the (at) index (which, the table being WITHOUT ROWID, also holds kind, entity).
+  // Keyset paging over the (at, kind, entity) index: each page seeks straight to where the last one ended,
+  // even when thousands of rows share one `at`.
   // `kinds` is a JSON array or NULL for all kinds, so one statement serves every filter.
   const historyPage = db.prepare<
-    { from: number; to: number; at: number; kind: string; entity: string; kinds: string | null; limit: number },
+    { to: number; at: number; kind: string; entity: string; kinds: string | null; limit: number },
     HistoryRow
   >(
     `SELECT ${historyCols} FROM ${historyFrom}
-     WHERE h.at BETWEEN @from AND @to AND (h.at, h.kind, h.entity) > (@at, @kind, @entity)
+     WHERE (h.at, h.kind, h.entity) > (@at, @kind, @entity) AND h.at <= @to
        AND (@kinds IS NULL OR h.kind IN (SELECT value FROM json_each(@kinds)))
      ORDER BY h.at, h.kind, h.entity LIMIT @limit`,
   );
@@ -186,10 +187,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
   ): IterableIterator<HistoryReading> {
     const limit = Math.max(1, opts.pageSize ?? 2000);
     const kinds = opts.kinds ? JSON.stringify(opts.kinds) : null;
-    // Start just below `from`: '' sorts before every kind, so (from - 1, '', '') < (from, kind, entity).
-    let cursor = { at: from - 1, kind: '', entity: '' };
+    // Kinds are never empty, so (from, kind, entity) > (from, '', '') for every row at `from`.
+    let cursor = { at: from, kind: '', entity: '' };
     for (;;) {
-      const rows = historyPage.all({ from, to, ...cursor, kinds, limit });
+      const rows = historyPage.all({ to, ...cursor, kinds, limit });
       for (const row of rows) yield { ...toReading(row), poll: row.poll };
       if (rows.length < limit) return;
       const last = rows[rows.length - 1]!;
