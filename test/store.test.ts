@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -106,6 +106,25 @@ describe('openStore', () => {
     ['a fractional version', [...migrations, { ...extra, version: 98.5 }]],
   ])('refuses a migration list with %s', (_name, list) => {
     expect(() => openStore(':memory:', { migrations: list })).toThrow(/migration list is malformed/);
+  });
+});
+
+describe('bad files', () => {
+  it('says plainly when the file is not a database', () => {
+    const path = join(dirs.make(), 'notes.txt');
+    writeFileSync(path, 'this is not sqlite, just a text file that happens to be long enough '.repeat(20));
+    expect(() => openStore(path)).toThrow(`cannot open database ${path}: file is not a database`);
+  });
+
+  it('warns when a recorded migration has another name than the code gives it', () => {
+    const path = join(dirs.make(), 'a.db');
+    openStore(path, { migrations: [...migrations, extra] }).close();
+    const lines: string[] = [];
+    const renamed = { ...extra, name: 'renamed' };
+    track(openStore(path, { migrations: [...migrations, renamed], log: createLogger({ write: (l) => lines.push(l) }) }));
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toContainEqual(
+      expect.objectContaining({ msg: 'store_migration_name_mismatch', version: 99, db: 'future_table', code: 'renamed' }),
+    );
   });
 });
 
