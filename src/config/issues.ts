@@ -2,13 +2,13 @@
 import type { z } from 'zod';
 
 /** One line saying what is wrong at `path`. */
-export function describeIssue(issue: z.core.$ZodIssue, path: readonly (string | number)[]): string {
+export function describeIssue(issue: z.core.$ZodIssue, path: readonly (string | number)[], input?: unknown): string {
   const key = [...path].reverse().find((p) => typeof p === 'string') ?? 'value';
-  const i = issue as z.core.$ZodIssue & { input?: unknown; discriminator?: string; options?: unknown[]; note?: string };
+  const i = { ...issue, input: input ?? (issue as { input?: unknown }).input } as z.core.$ZodIssue & { input?: unknown; discriminator?: string; options?: unknown[]; note?: string };
   if (issue.code === 'invalid_union' && i.note === 'No matching discriminator') {
-    const what = i.discriminator === 'type' ? 'notifier type' : i.discriminator === 'kind' && path.includes('polls') ? 'poll kind' : `${key}`;
+    const what = i.discriminator === 'type' ? 'notifier type' : path.includes('polls') ? 'poll kind' : path.includes('rules') ? 'rule kind' : key;
     const known = (i.options ?? []).map(String).join(', ');
-    return i.input === undefined ? `missing '${key}' (one of: ${known})` : `unknown ${what === 'kind' ? 'rule kind' : what} '${String(i.input)}' (known: ${known})`;
+    return i.input === undefined ? `missing '${key}' (one of: ${known})` : `unknown ${what} '${String(i.input)}' (known: ${known})`;
   }
   if (issue.code === 'invalid_type' && i.input === undefined) return `missing required key '${key}'`;
   if (issue.code === 'invalid_type') return `${key}: expected ${issue.expected}, got ${describe(i.input)}`;

@@ -1,7 +1,7 @@
 /** Loads the config: YAML (positions kept) → `${VAR}` from the environment → zod, then the rule files, each problem as file:line:col. */
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { validate as validateCron } from 'node-cron';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { validateDetailed as validateCron } from 'node-cron';
 import type { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { buildRuleSchema } from '../rules/schema.js';
@@ -10,6 +10,7 @@ import { configSchema, type ConfigFile } from './schema.js';
 import { expandGlob } from './glob.js';
 import { parseYamlFile, problemAt, type YamlFile } from './yaml-file.js';
 import { describeIssue } from './issues.js';
+import { closest, knownKeysAt } from './suggest.js';
 
 /** The rule schema assembled from the rule registry. */
 export const ruleSchema = buildRuleSchema(ruleKinds);
@@ -61,7 +62,7 @@ export function loadConfigText(file: string, text: string, opts: LoadOptions & {
   const problems: ConfigProblem[] = [];
 
   const parsed = configSchema.safeParse(yf.value ?? {});
-  if (!parsed.success) problems.push(...zodProblems(yf, [], parsed.error));
+  if (!parsed.success) problems.push(...zodProblems(yf, [], parsed.error, configSchema, yf.value));
   const cfg = parsed.success ? parsed.data : undefined;
 
   const rules: LoadedRule[] = [];
@@ -101,10 +102,10 @@ export function loadRuleFile(path: string, env: NodeJS.ProcessEnv, problems: Con
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    problems.push({ file: path, line: 1, col: 1, message: `cannot read rule file: ${(err as NodeJS.ErrnoException).code ?? String(err)}` });
+    problems.push({ file: displayPath(path), line: 1, col: 1, message: `cannot read rule file: ${(err as NodeJS.ErrnoException).code ?? String(err)}` });
     return [];
   }
-  const yf = parseYamlFile(path, text, env);
+  const yf = parseYamlFile(displayPath(path), text, env);
   if (yf.problems.length) {
     problems.push(...yf.problems);
     return [];
@@ -126,7 +127,7 @@ function validateRules(yf: YamlFile, base: (string | number)[], list: unknown[],
     const path = [...base, i];
     const r = ruleSchema.safeParse(item);
     if (!r.success) {
-      problems.push(...zodProblems(yf, path, r.error));
+      problems.push(...zodProblems(yf, path, r.error, ruleSchema, item));
       return;
     }
     const kind = ruleKinds.find((k) => k.kind === r.data.kind);
@@ -137,18 +138,31 @@ function validateRules(yf: YamlFile, base: (string | number)[], list: unknown[],
   return out;
 }
 
-function zodProblems(yf: YamlFile, base: (string | number)[], error: z.ZodError): ConfigProblem[] {
+function zodProblems(yf: YamlFile, base: (string | number)[], error: z.ZodError, schema: z.ZodType, value: unknown): ConfigProblem[] {
   return error.issues.flatMap((issue) => {
-    const path = [...base, ...(issue.path as (string | number)[])];
+    const rel = issue.path as (string | number)[];
+    const path = [...base, ...rel];
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((k) => problemAt(yf, path, `unknown key '${k}'${suggest(k, issue)}`, k));
+      const known = knownKeysAt(schema, value, rel);
+      return issue.keys.map((k) => {
+        const guess = closest(k, known.filter((c) => !issue.keys.includes(c)));
+        return problemAt(yf, path, `unknown key '${k}'${guess ? ` (did you mean '${guess}'?)` : ''}`, k);
+      });
     }
-    return [problemAt(yf, path, describeIssue(issue, path))];
+    return [problemAt(yf, path, describeIssue(issue, path, valueAt(value, rel)))];
   });
 }
 
-function suggest(_key: string, _issue: unknown): string {
-  return '';
+/** A path as a person would type it: relative to the working directory when inside it. */
+function displayPath(p: string): string {
+  const rel = relative(process.cwd(), p);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : p;
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let v = value;
+  for (const seg of path) v = v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
+  return v;
 }
 
 function crossCheck(yf: YamlFile, cfg: ConfigFile, rules: LoadedRule[]): ConfigProblem[] {
@@ -157,7 +171,11 @@ function crossCheck(yf: YamlFile, cfg: ConfigFile, rules: LoadedRule[]): ConfigP
   cfg.polls.forEach((p, i) => {
     if (seenPolls.has(p.name)) problems.push(problemAt(yf, ['polls', i, 'name'], `duplicate poll name '${p.name}'`));
     seenPolls.add(p.name);
-    if (!validateCron(p.cron)) problems.push(problemAt(yf, ['polls', i, 'cron'], `invalid cron expression '${p.cron}'`));
+    const cron = validateCron(p.cron);
+    if (!cron.valid) {
+      const why = cron.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+      problems.push(problemAt(yf, ['polls', i, 'cron'], `invalid cron expression '${p.cron}'${why ? ` (${why})` : ''}`));
+    }
   });
   const seenRules = new Map<string, LoadedRule>();
   for (const lr of rules) {

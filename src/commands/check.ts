@@ -1,0 +1,39 @@
+/** `lookout check -c FILE`: validates the config and every rule file, like `promtool check rules`. */
+import { ConfigError, formatProblem } from '../errors.js';
+import { loadConfig, type Config } from '../config/load.js';
+
+/** Where a command writes. */
+export interface Output {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+/** Prints every problem as file:line:col and returns 1, or prints a summary and returns 0. */
+export function runCheck(file: string, io: Output, env: NodeJS.ProcessEnv = process.env): number {
+  let cfg: Config;
+  try {
+    cfg = loadConfig(file, { env });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const p of err.problems) io.err(formatProblem(p));
+      io.err(`${err.problems.length} problem${err.problems.length === 1 ? '' : 's'} found`);
+      return 1;
+    }
+    throw err;
+  }
+  io.out(summarize(cfg));
+  return 0;
+}
+
+/** A short human summary of a valid config. */
+export function summarize(cfg: Config): string {
+  const lines = [`${cfg.file}: OK`];
+  lines.push(`  polls (${cfg.polls.length}): ${cfg.polls.map((p) => `${p.name} [${p.kind}, ${p.cron}]`).join(', ')}`);
+  const byFile = new Map<string, number>();
+  for (const r of cfg.rules) byFile.set(r.file, (byFile.get(r.file) ?? 0) + 1);
+  lines.push(`  rules (${cfg.rules.length}): ${[...byFile].map(([f, n]) => `${n} in ${f}`).join(', ') || 'none'}`);
+  const notifiers = Object.entries(cfg.notifiers);
+  lines.push(`  notifiers (${notifiers.length}): ${notifiers.map(([n, c]) => `${n} [${c.type}]`).join(', ') || 'none'}`);
+  lines.push(`  routes: ${cfg.routes.length}`);
+  return lines.join('\n');
+}

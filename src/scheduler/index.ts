@@ -1,0 +1,118 @@
+/** Runs the `polls:` list on node-cron schedules: once at start, then on schedule, never overlapping a poll with itself. */
+import { createTask, type ScheduledTask } from 'node-cron';
+import type { Logger } from '../log.js';
+
+/** One scheduled job: `run` gets a signal that aborts when the scheduler stops. */
+export interface Job {
+  name: string;
+  cron: string;
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/** Options of {@link Scheduler}. */
+export interface SchedulerOptions {
+  log: Logger;
+  /** Called when a tick is skipped because the previous run of that job is still going. */
+  onSkip?: (job: string) => void;
+}
+
+interface Entry {
+  job: Job;
+  task: ScheduledTask;
+  running: Promise<void> | null;
+  controller: AbortController;
+}
+
+/** The poll scheduler. `start` runs every job once at once, then on its cron. */
+export class Scheduler {
+  private entries = new Map<string, Entry>();
+  private readonly skippedCounts = new Map<string, number>();
+  private stopping = false;
+
+  constructor(private readonly opts: SchedulerOptions) {}
+
+  /** Schedules `jobs` and runs each once now (unless `runAtStart` is false). */
+  start(jobs: readonly Job[], { runAtStart = true }: { runAtStart?: boolean } = {}): void {
+    this.stopping = false;
+    for (const job of jobs) {
+      if (this.entries.has(job.name)) throw new Error(`job '${job.name}' is scheduled twice`);
+      const entry: Entry = {
+        job,
+        running: null,
+        controller: new AbortController(),
+        task: createTask(job.cron, () => this.trigger(job.name), {
+          name: job.name,
+          logger: cronLogger(this.opts.log),
+          suppressMissedWarning: true,
+        }),
+      };
+      this.entries.set(job.name, entry);
+      void entry.task.start();
+      if (runAtStart) void this.trigger(job.name);
+    }
+  }
+
+  /** Runs a job now unless it is already running (then the tick is skipped and counted). Resolves when that run ends. */
+  trigger(name: string): Promise<void> {
+    const entry = this.entries.get(name);
+    if (!entry || this.stopping) return Promise.resolve();
+    if (entry.running) {
+      this.skippedCounts.set(name, (this.skippedCounts.get(name) ?? 0) + 1);
+      this.opts.log.warn('poll_skipped', { poll: name, reason: 'previous run still in progress' });
+      this.opts.onSkip?.(name);
+      return entry.running;
+    }
+    const run = (async () => {
+      try {
+        await entry.job.run(entry.controller.signal);
+      } catch (err) {
+        this.opts.log.error('job_failed', { poll: name, err });
+      } finally {
+        entry.running = null;
+      }
+    })();
+    entry.running = run;
+    return run;
+  }
+
+  /** How many ticks of `name` were skipped because a run was still going. */
+  skipped(name: string): number {
+    return this.skippedCounts.get(name) ?? 0;
+  }
+
+  /** True while a run of `name` is in flight. */
+  busy(name: string): boolean {
+    return Boolean(this.entries.get(name)?.running);
+  }
+
+  /**
+   * Stops scheduling, lets in-flight runs finish for up to `graceMs`, then aborts them and waits for them to
+   * wind down. Resolves when no run is left.
+   */
+  async stop({ graceMs = 10_000 }: { graceMs?: number } = {}): Promise<void> {
+    this.stopping = true;
+    const entries = [...this.entries.values()];
+    this.entries = new Map();
+    await Promise.all(entries.map((e) => e.task.destroy()));
+    const inFlight = entries.map((e) => e.running).filter((r): r is Promise<void> => r !== null);
+    if (inFlight.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), graceMs)));
+    const all = Promise.all(inFlight).then(() => 'done' as const);
+    const first = await Promise.race([all, graceOver]);
+    clearTimeout(timer);
+    if (first === 'timeout') {
+      for (const e of entries) e.controller.abort(new Error('lookout is stopping'));
+      await all;
+    }
+  }
+}
+
+function cronLogger(log: Logger) {
+  return {
+    info: (m: string) => log.debug('cron', { detail: m }),
+    warn: (m: string) => log.warn('cron', { detail: m }),
+    error: (m: string | Error) => log.error('cron', { detail: String(m) }),
+    debug: (m: string | Error) => log.debug('cron', { detail: String(m) }),
+  };
+}

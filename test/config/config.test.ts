@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, loadConfigText } from '../../src/config/load.js';
+import { ConfigError } from '../../src/errors.js';
+import { runCheck } from '../../src/commands/check.js';
+import { parseDuration, formatDuration } from '../../src/config/duration.js';
+import { interpolate } from '../../src/config/env.js';
+
+const dir = 'test/config/fixtures';
+
+function check(file: string, env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = runCheck(file, { out: (l) => out.push(l), err: (l) => err.push(l) }, env);
+  return { code, out, err };
+}
+
+describe('lookout check: one fixture per config error, exact message and position', () => {
+  it.each([
+    ['YAML syntax error', 'syntax-error.yaml', ['test/config/fixtures/syntax-error.yaml:7:1: Sequence item without - indicator']],
+    [
+      'unknown key in a rule (a typo must not pass silently)',
+      'unknown-key.yaml',
+      [
+        "test/config/fixtures/unknown-key.yaml:9:7: missing required key 'threshold'",
+        "test/config/fixtures/unknown-key.yaml:11:7: unknown key 'treshold' (did you mean 'threshold'?)",
+      ],
+    ],
+    [
+      'unknown rule kind',
+      'unknown-rule-kind.yaml',
+      [expect.stringMatching(/^test\/config\/fixtures\/unknown-rule-kind\.yaml:10:13: unknown rule kind 'utilisation_above' \(known: utilization_above, /)],
+    ],
+    [
+      'bad duration',
+      'bad-duration.yaml',
+      ["test/config/fixtures/bad-duration.yaml:3:12: timeout: invalid duration '10 seconds': write it like 30s, 5m, 2h or 7d"],
+    ],
+    [
+      'bad cron expression',
+      'bad-cron.yaml',
+      ["test/config/fixtures/bad-cron.yaml:6:11: invalid cron expression '61 * * * *' (minute: 61 is a invalid expression for minute)"],
+    ],
+    [
+      'unset environment variable',
+      'missing-env.yaml',
+      [
+        'test/config/fixtures/missing-env.yaml:3:12: environment variable LOOKOUT_TEST_SURELY_UNSET_KEY is not set (write ${LOOKOUT_TEST_SURELY_UNSET_KEY:-default} to give a default)',
+      ],
+    ],
+    ['route naming an unknown notifier', 'unknown-notifier.yaml', ["test/config/fixtures/unknown-notifier.yaml:11:22: unknown notifier 'risk-slak'"]],
+    [
+      'unknown poll kind',
+      'unknown-poll-kind.yaml',
+      ["test/config/fixtures/unknown-poll-kind.yaml:5:11: unknown poll kind 'market' (known: metrics, positions, assets, holdings, performance, benchmarks)"],
+    ],
+    [
+      'a mistake inside a rule file names the rule file',
+      'rule-file-error.yaml',
+      ["test/config/fixtures/rules-bad/markets.yaml:8:10: for: invalid duration 'ten minutes': write it like 30s, 5m, 2h or 7d"],
+    ],
+    [
+      'duplicate rule name across files',
+      'duplicate-rule.yaml',
+      ["test/config/fixtures/base-rules.yaml:2:5: duplicate rule name 'util-high' (first at test/config/fixtures/duplicate-rule.yaml:10:7)"],
+    ],
+    ['rule file glob matching nothing', 'no-match.yaml', ["test/config/fixtures/no-match.yaml:8:11: rule file pattern 'nothing-here/*.yaml' matches no file"]],
+  ])('%s → exit 1 with file:line:col', (_name, file, expected) => {
+    const r = check(join(dir, file));
+    expect(r.code).toBe(1);
+    expect(r.err.slice(0, -1)).toEqual(expected);
+    expect(r.err.at(-1)).toMatch(/^\d+ problems? found$/);
+  });
+
+  it('a valid config prints a summary and exits 0', () => {
+    const r = check(join(dir, 'good.yaml'), { LOOKOUT_TEST_API_KEY: 'k-123456' });
+    expect(r.code).toBe(0);
+    expect(r.out.join('\n')).toMatch(/polls \(2\): markets \[metrics/);
+    expect(r.out.join('\n')).toMatch(/rules \(1\)/);
+    expect(r.out.join('\n')).toMatch(/notifiers \(1\): stdout \[console\]/);
+  });
+});
+
+describe('config values', () => {
+  it('interpolates ${VAR} and ${VAR:-default} from the environment and keeps secrets for redaction', () => {
+    const cfg = loadConfig(join(dir, 'good.yaml'), { env: { LOOKOUT_TEST_API_KEY: 'secret-key-42' } });
+    expect(cfg.source.api_key).toBe('secret-key-42');
+    expect(cfg.source.base_url).toBe('http://127.0.0.1:8080');
+    expect(cfg.secrets).toContain('secret-key-42');
+    const other = loadConfig(join(dir, 'good.yaml'), { env: { LOOKOUT_TEST_API_KEY: 'k-1', LOOKOUT_TEST_BASE_URL: 'http://10.0.0.1:9' } });
+    expect(other.source.base_url).toBe('http://10.0.0.1:9');
+  });
+
+  it('applies defaults and parses durations to milliseconds', () => {
+    const cfg = loadConfig(join(dir, 'good.yaml'), { env: { LOOKOUT_TEST_API_KEY: 'k-1' } });
+    expect(cfg.source.timeout).toBe(5_000);
+    expect(cfg.source.retries).toBe(3);
+    expect(cfg.storage.retention).toBe(7 * 86_400_000);
+    expect(cfg.source.catalog_url).toBe(cfg.source.base_url);
+    expect(cfg.storage.path).toMatch(/test\/config\/fixtures\/data\/lookout\.db$/);
+    expect(cfg.rules[0]?.rule).toMatchObject({ name: 'util-high', kind: 'utilization_above', threshold: 0.95, for: 0, severity: 'warning' });
+  });
+
+  it('a plain ${VAR} that holds a number reads as a number; a quoted one stays a string', () => {
+    const text = 'source:\n  base_url: http://x.test\n  retries: ${R}\n  api_key: "${R}"\npolls:\n  - {name: m, kind: metrics, cron: "* * * * *"}\n';
+    const cfg = loadConfigText('inline.yaml', text, { env: { R: '5' } });
+    expect(cfg.source.retries).toBe(5);
+    expect(cfg.source.api_key).toBe('5');
+  });
+
+  it('collects every problem, not just the first', () => {
+    const text = 'source:\n  base_url: nope\n  timeout: 5 minutes\npolls: []\nbogus: 1\n';
+    try {
+      loadConfigText('many.yaml', text, { env: {} });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const msgs = (err as ConfigError).problems.map((p) => `${p.line}:${p.col} ${p.message}`);
+      expect(msgs).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^2:13 base_url: /),
+          "3:12 timeout: invalid duration '5 minutes': write it like 30s, 5m, 2h or 7d",
+          expect.stringMatching(/^4:8 polls: /),
+          "5:1 unknown key 'bogus'",
+        ]),
+      );
+    }
+  });
+
+  it('a secret in a config value never appears in a problem message', () => {
+    const dirTmp = mkdtempSync(join(tmpdir(), 'lookout-cfg-'));
+    const file = join(dirTmp, 'c.yaml');
+    writeFileSync(file, 'source:\n  base_url: http://x.test\n  api_key: ${KEY}\n  retries: oops\npolls:\n  - {name: m, kind: metrics, cron: "* * * * *"}\n');
+    const r = check(file, { KEY: 'super-secret-api-key' });
+    expect(r.code).toBe(1);
+    expect(r.err.join('\n')).not.toContain('super-secret-api-key');
+  });
+});
+
+describe('durations and interpolation', () => {
+  it.each([
+    ['30s', 30_000],
+    ['5m', 300_000],
+    ['2h', 7_200_000],
+    ['7d', 604_800_000],
+    ['1h30m', 5_400_000],
+    ['250ms', 250],
+    ['0', 0],
+    ['10 seconds', undefined],
+    ['5', undefined],
+    ['-5m', undefined],
+  ])('parseDuration(%j) = %j', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it('formatDuration is the inverse for whole units', () => {
+    for (const t of ['45s', '1h30m', '2d', '250ms']) expect(formatDuration(parseDuration(t)!)).toBe(t);
+  });
+
+  it('interpolate reports unset variables and honours defaults and $$', () => {
+    expect(interpolate('a ${X} b', { X: '1' })).toEqual({ value: 'a 1 b', missing: [] });
+    expect(interpolate('${Y:-dflt}', {})).toEqual({ value: 'dflt', missing: [] });
+    expect(interpolate('${Z}', {})).toEqual({ value: '', missing: ['Z'] });
+    expect(interpolate('cost $$5', {})).toEqual({ value: 'cost $5', missing: [] });
+  });
+});
