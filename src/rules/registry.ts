@@ -1,24 +1,40 @@
-/** The rule kinds lookout knows. STUB for the config loader: the rules work replaces it with one module per kind. */
-import { z } from 'zod';
-import { duration, positiveDuration } from '../config/duration.js';
-import type { RuleKindSchema } from './schema.js';
+/**
+ * The rule kinds lookout knows: one module per kind under ./kinds, one line here. The config schema is assembled
+ * from this list (src/config/load.ts), so a new kind is its module plus a line below.
+ */
+import { apyJump } from './kinds/apy-jump.js';
+import { oracleLag } from './kinds/oracle-lag.js';
+import { priceDeviation } from './kinds/price-deviation.js';
+import { staleBenchmark } from './kinds/stale-benchmark.js';
+import { threshold } from './kinds/threshold.js';
+import { unverifiedPosition } from './kinds/unverified-position.js';
+import { utilizationAbove } from './kinds/utilization-above.js';
+import type { RuleKind } from './rule-kind.js';
 
-/** Every rule kind's schema, in the order `lookout check` lists them. */
-export const ruleKinds: readonly RuleKindSchema[] = [
-  { kind: 'utilization_above', params: { threshold: z.number().min(0).max(1), clear_below: z.number().min(0).max(1).optional() } },
-  {
-    kind: 'apy_jump',
-    params: {
-      field: z.enum(['borrow_apy', 'supply_apy']).default('borrow_apy'),
-      window: positiveDuration,
-      min_change: z.number().positive().optional(),
-      min_change_rel: z.number().positive().optional(),
-      direction: z.enum(['up', 'down', 'both']).default('up'),
-    },
-  },
-  { kind: 'oracle_lag', params: { max_lag: positiveDuration } },
-  { kind: 'unverified_position', params: { min_value_usd: z.number().min(0).default(0) } },
-  { kind: 'stale_benchmark', params: { max_age: positiveDuration.default(36 * 3_600_000), incomplete_for: duration.default(6 * 3_600_000) } },
-  { kind: 'threshold', params: { field: z.string().min(1), op: z.enum(['>', '>=', '<', '<=', '==', '!=']), value: z.number() } },
-  { kind: 'price_deviation', params: { max_deviation: z.number().positive() } },
-];
+/** Builds a registry from kind modules, refusing two kinds of the same name (and `source_down`, which the engine owns). */
+export function buildRegistry<K extends RuleKind>(kinds: readonly K[]): readonly K[] {
+  const seen = new Set<string>(['source_down']);
+  for (const k of kinds) {
+    if (seen.has(k.kind)) throw new Error(`rule kind '${k.kind}' is registered twice (or reserved)`);
+    seen.add(k.kind);
+  }
+  return Object.freeze([...kinds]);
+}
+
+/** Every rule kind, in the order `lookout check` lists them. */
+export const ruleKinds: readonly RuleKind[] = buildRegistry([
+  utilizationAbove,
+  apyJump,
+  oracleLag,
+  unverifiedPosition,
+  staleBenchmark,
+  threshold,
+  priceDeviation,
+] satisfies readonly RuleKind[]);
+
+const byName = new Map(ruleKinds.map((k) => [k.kind, k]));
+
+/** The rule kind called `name`, or undefined. */
+export function getRuleKind(name: string): RuleKind | undefined {
+  return byName.get(name);
+}

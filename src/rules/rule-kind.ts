@@ -34,7 +34,7 @@ export type Verdict =
       value: number | null;
       threshold: number | null;
       previous?: number | null;
-      /** Extra values for annotations (e.g. `change`, `lag`, `deviation`). */
+      /** Extra values for annotations (e.g. `change`, `lag`, `deviation`); the keys are the kind's {@link RuleKind.context}. */
       context?: Record<string, unknown>;
     }
   | { status: 'wait'; reason: string }
@@ -44,8 +44,12 @@ export type Verdict =
 export interface RuleKind<R extends RuleBase = RuleBase> extends RuleKindSchema {
   /** One line for `lookout check` and the README. */
   description: string;
-  /** Which readings it judges. */
+  /** Which readings it can judge (for `threshold`, every kind: {@link RuleKind.readingKinds} narrows it per rule). */
   reads: readonly ReadingKind[];
+  /** The `context` keys its verdicts carry, usable in annotation templates. */
+  context: readonly string[];
+  /** Which readings this particular rule judges; defaults to {@link RuleKind.reads}. */
+  readingKinds?(rule: R): readonly ReadingKind[];
   /** Judges one reading; pure (no I/O but the history view). */
   evaluate(input: EvalInput<R>): Verdict;
 }

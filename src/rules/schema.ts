@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { SEVERITIES } from '../model.js';
 import { duration } from '../config/duration.js';
+import { selectCheck } from './select.js';
 
 const selectValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number(), z.boolean()]))]);
 
@@ -11,7 +12,12 @@ export const ruleCommonShape = {
   severity: z.enum(SEVERITIES).default('warning'),
   for: duration.default(0),
   keep_firing_for: duration.default(0),
-  select: z.record(z.string(), selectValue).default({}),
+  select: z
+    .record(z.string(), selectValue)
+    .superRefine((sel, ctx) => {
+      for (const p of selectCheck(sel)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
+    })
+    .default({}),
   labels: z.record(z.string(), z.string()).default({}),
   annotations: z.record(z.string(), z.string()).default({}),
   notify: z.array(z.string()).optional(),

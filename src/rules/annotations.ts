@@ -1,0 +1,98 @@
+/** Rendering a rule's annotations for one reading and verdict, and checking at load time that every name a template reads exists. */
+import type { Reading, ReadingKind } from '../model.js';
+import { fieldType, didYouMean, isKnownLabel, knownFields, knownLabels } from './fields.js';
+import type { RuleKind, Verdict } from './rule-kind.js';
+import type { RuleBase } from './schema.js';
+import { ruleCommonShape } from './schema.js';
+import { compileTemplate, type CompiledTemplate } from './template.js';
+
+/** Names every template may read whatever the kind: the verdict's values and the reading's identity. */
+export const verdictNames = ['value', 'threshold', 'previous', 'entity', 'at', 'kind', 'reason'] as const;
+
+const compiled = new Map<string, CompiledTemplate>();
+
+function compileCached(text: string): CompiledTemplate {
+  let c = compiled.get(text);
+  if (!c) {
+    c = compileTemplate(text);
+    compiled.set(text, c);
+  }
+  return c;
+}
+
+/**
+ * The names a template sees: the reading's fields, `labels.*`, `value`, `threshold`, `previous`, `entity`, `at`,
+ * `kind` (of the reading), `reason` (of a wait/data_error verdict, or the context's), `rule.*` and the verdict's context keys
+ * (which win over fields of the same name).
+ */
+export function templateScope(rule: RuleBase, reading: Reading, verdict?: Verdict): Record<string, unknown> {
+  const scope: Record<string, unknown> = { ...reading.fields, labels: reading.labels, entity: reading.entity, at: reading.at, kind: reading.kind, rule };
+  if (!verdict) return scope;
+  if (verdict.status === 'wait' || verdict.status === 'data_error') {
+    scope.reason = verdict.reason;
+    scope.value = verdict.status === 'data_error' ? (verdict.value ?? null) : null;
+  } else {
+    Object.assign(scope, verdict.context ?? {});
+    scope.value = verdict.value;
+    scope.threshold = verdict.threshold;
+    scope.previous = verdict.previous ?? null;
+  }
+  return scope;
+}
+
+/** Renders every annotation of `rule` for a reading and its verdict; never throws. */
+export function renderAnnotations(rule: RuleBase, reading: Reading, verdict?: Verdict): Record<string, string> {
+  const scope = templateScope(rule, reading, verdict);
+  const out: Record<string, string> = {};
+  for (const [key, text] of Object.entries(rule.annotations ?? {})) out[key] = compileCached(text).render(scope);
+  return out;
+}
+
+/** Whether `name` (as written in a template) is something a rule of `kind` reading `readingKinds` can show. */
+function knownName(name: string, kind: Pick<RuleKind, 'context' | 'params'>, readingKinds: readonly ReadingKind[]): boolean {
+  const [root = '', ...rest] = name.split('.');
+  if ((verdictNames as readonly string[]).includes(name) || kind.context.includes(name)) return true;
+  if (root === 'labels') return rest.length === 1 && readingKinds.some((k) => isKnownLabel(k, rest[0]!));
+  if (root === 'rule') {
+    const key = rest[0];
+    if (!key) return true;
+    const ruleKeys = new Set(['kind', ...Object.keys(ruleCommonShape), ...Object.keys(kind.params)]);
+    if (!ruleKeys.has(key)) return false;
+    return rest.length === 1 || ['select', 'labels', 'annotations'].includes(key);
+  }
+  return readingKinds.some((k) => fieldType(k, name) !== undefined);
+}
+
+function candidateNames(kind: Pick<RuleKind, 'context'>, readingKinds: readonly ReadingKind[]): string[] {
+  const names: string[] = [...verdictNames, ...kind.context];
+  for (const k of readingKinds) {
+    names.push(...Object.keys(knownFields[k] ?? {}));
+    names.push(...(knownLabels[k] ?? []).map((l) => `labels.${l}`));
+  }
+  return names;
+}
+
+/** Template problems of a rule's annotations: syntax, unknown filters and unknown names (a name piped through `default` may be absent). */
+export function annotationCheck(
+  annotations: Record<string, unknown>,
+  kind: Pick<RuleKind, 'context' | 'params'>,
+  readingKinds: readonly ReadingKind[],
+): Array<{ path: (string | number)[]; message: string }> {
+  const out: Array<{ path: (string | number)[]; message: string }> = [];
+  for (const [key, text] of Object.entries(annotations)) {
+    if (typeof text !== 'string') continue;
+    const t = compileTemplate(text);
+    for (const e of t.errors) out.push({ path: ['annotations', key], message: `${key}: ${e}` });
+    const seen = new Set<string>();
+    for (const ref of t.refs) {
+      if (ref.optional || seen.has(ref.name) || knownName(ref.name, kind, readingKinds)) continue;
+      seen.add(ref.name);
+      const on = readingKinds.length === 1 ? `a ${readingKinds[0]} reading` : `${readingKinds.join('/')} readings`;
+      out.push({
+        path: ['annotations', key],
+        message: `${key}: unknown field '${ref.name}' in template for ${on}${didYouMean(ref.name, candidateNames(kind, readingKinds))}`,
+      });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,66 @@
+/** `defineKind`: turns one kind module's spec into a {@link RuleKind}, adding the checks every kind shares (select keys, annotation templates). */
+import { z } from 'zod';
+import type { ReadingKind } from '../model.js';
+import { annotationCheck } from './annotations.js';
+import type { EvalInput, RuleKind, Verdict } from './rule-kind.js';
+import type { RuleBase } from './schema.js';
+import { selectKeyCheck } from './select.js';
+
+/** A problem found by a kind's `check`, its path relative to the rule. */
+export interface RuleProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+/** A validated rule of a kind with parameters `P`. */
+export type RuleOf<P extends z.ZodRawShape> = RuleBase & z.output<z.ZodObject<P>>;
+
+/** What one kind module writes. */
+export interface KindSpec<P extends z.ZodRawShape> {
+  kind: string;
+  description: string;
+  reads: readonly ReadingKind[];
+  context: readonly string[];
+  params: P;
+  readingKinds?(rule: RuleOf<P>): readonly ReadingKind[];
+  /** Checks of the kind's own parameters beyond the schema (e.g. clear_below < threshold). */
+  check?(rule: RuleOf<P>): RuleProblem[];
+  evaluate(input: EvalInput<RuleOf<P>>): Verdict;
+}
+
+/** Builds a rule kind whose `check` also validates the rule's select keys and annotation templates against what it reads. */
+export function defineKind<P extends z.ZodRawShape>(spec: KindSpec<P>): RuleKind<RuleOf<P>> {
+  const kind: RuleKind<RuleOf<P>> = {
+    ...spec,
+    check(raw) {
+      const rule = raw as RuleOf<P>;
+      const reads = spec.readingKinds?.(rule) ?? spec.reads;
+      return [
+        ...(spec.check?.(rule) ?? []),
+        ...selectKeyCheck((rule.select ?? {}) as Record<string, unknown>, reads),
+        ...annotationCheck((rule.annotations ?? {}) as Record<string, unknown>, spec, reads),
+      ];
+    },
+  };
+  return kind;
+}
+
+/** The reading kinds a rule judges (its kind's `readingKinds(rule)`, else `reads`). */
+export function ruleReads(kind: RuleKind, rule: RuleBase): readonly ReadingKind[] {
+  return kind.readingKinds?.(rule) ?? kind.reads;
+}
+
+/** A `wait` verdict for a reading of a kind the rule does not judge (the engine should not have asked). */
+export function notMine(expected: string, reading: { kind: string }): Verdict {
+  return { status: 'wait', reason: `not a ${expected} reading (got ${reading.kind})` };
+}
+
+/** A number ≥ 0, with a message that says so. */
+export const nonNegative = z.number().min(0, { error: 'must be 0 or more' });
+/** A number > 0, with a message that says so. */
+export const positive = z.number().gt(0, { error: 'must be greater than 0' });
+/** A fraction in [0, 1] (utilization, APY thresholds): 0.95 = 95%. */
+export const fraction = z
+  .number({ error: 'expected a number' })
+  .min(0, { error: 'must be between 0 and 1 (a fraction: 0.95 = 95%)' })
+  .max(1, { error: 'must be between 0 and 1 (a fraction: 0.95 = 95%)' });

@@ -1,0 +1,69 @@
+/**
+ * `apy_jump`: a market's borrow (or supply) APY moved by at least `min_change` (absolute: 0.02 = 2 points) and/or
+ * `min_change_rel` (relative to the old value: 0.5 = +50%) in `direction` against its value `window` ago — the newest
+ * stored reading at or before now − window. With no reading that old yet the rule waits. `require: all` needs every
+ * given change to be met (the starter rule's "up 2 points AND 50%"); `any` (default) needs one.
+ * From an old value of 0 any rise is an infinite relative change (change_rel shows n/a).
+ */
+import { z } from 'zod';
+import { positiveDuration } from '../../config/duration.js';
+import { num } from '../coerce.js';
+import { defineKind, notMine, positive, type RuleProblem } from '../define.js';
+
+// Float noise: 0.03 − 0.01 is 0.01999…; a change meant to equal min_change must count as reaching it.
+const EPSILON = 1e-12;
+
+/** The `apy_jump` rule kind. */
+export const apyJump = defineKind({
+  kind: 'apy_jump',
+  description: 'a market’s borrow/supply APY moved by `min_change` (absolute) and/or `min_change_rel` (relative) within `window`',
+  reads: ['market'],
+  context: ['change', 'change_rel', 'field', 'window', 'direction', 'apy'],
+  params: {
+    field: z.enum(['borrow_apy', 'supply_apy']).default('borrow_apy'),
+    window: positiveDuration,
+    min_change: positive.optional(),
+    min_change_rel: positive.optional(),
+    direction: z.enum(['up', 'down', 'both']).default('up'),
+    require: z.enum(['any', 'all']).default('any'),
+  },
+  check(rule) {
+    const out: RuleProblem[] = [];
+    if (rule.min_change === undefined && rule.min_change_rel === undefined) {
+      out.push({ path: [], message: 'apy_jump needs min_change (absolute, 0.02 = 2 points) and/or min_change_rel (relative, 0.5 = 50%)' });
+    }
+    return out;
+  },
+  evaluate({ rule, reading, now, history }) {
+    if (reading.kind !== 'market') return notMine('market', reading);
+    const raw = reading.fields[rule.field];
+    const cur = num(raw);
+    if (cur === null) return { status: 'data_error', reason: raw === null || raw === undefined ? `${rule.field} missing` : `${rule.field} not a number: ${String(raw)}` };
+    const old = history.at('market', reading.entity, now - rule.window);
+    if (!old) return { status: 'wait', reason: `no reading ${rule.window / 1000}s old yet` };
+    const prev = num(old.fields[rule.field]);
+    if (prev === null) return { status: 'wait', reason: `the reading ${rule.window / 1000}s ago has no ${rule.field}` };
+
+    const change = cur - prev;
+    const rel = prev !== 0 ? change / Math.abs(prev) : change === 0 ? 0 : change > 0 ? Infinity : -Infinity;
+    const signed = (x: number): number => (rule.direction === 'up' ? x : rule.direction === 'down' ? -x : Math.abs(x));
+    const tests: boolean[] = [];
+    if (rule.min_change !== undefined) tests.push(signed(change) >= rule.min_change - EPSILON);
+    if (rule.min_change_rel !== undefined) tests.push(signed(rel) >= rule.min_change_rel - EPSILON);
+    const breach = rule.require === 'all' ? tests.every(Boolean) : tests.some(Boolean);
+    return {
+      status: breach ? 'breach' : 'ok',
+      value: cur,
+      threshold: rule.min_change ?? rule.min_change_rel ?? null,
+      previous: prev,
+      context: {
+        change,
+        change_rel: Number.isFinite(rel) ? rel : null,
+        field: rule.field,
+        window: rule.window / 1000,
+        direction: rule.direction,
+        apy: cur,
+      },
+    };
+  },
+});

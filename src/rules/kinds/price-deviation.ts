@@ -1,0 +1,32 @@
+/**
+ * `price_deviation`: the market's oracle price and the service's own price of the collateral (both in loan units)
+ * differ by more than `max_deviation`, relative to the service price: |oracle − service| / service > max.
+ * A missing or non-positive price cannot be compared: a data error.
+ */
+import { num } from '../coerce.js';
+import { defineKind, notMine, positive } from '../define.js';
+
+/** The `price_deviation` rule kind. */
+export const priceDeviation = defineKind({
+  kind: 'price_deviation',
+  description: 'a market’s oracle price differs from the service’s price by more than `max_deviation` (relative)',
+  reads: ['market'],
+  context: ['deviation', 'oracle_price', 'service_price'],
+  params: { max_deviation: positive },
+  evaluate({ rule, reading }) {
+    if (reading.kind !== 'market') return notMine('market', reading);
+    const oracle = num(reading.fields.oracle_price_scaled);
+    const service = num(reading.fields.service_price);
+    if (oracle === null) return { status: 'data_error', reason: 'oracle_price_scaled missing or not a number' };
+    if (service === null) return { status: 'data_error', reason: 'service_price missing or not a number' };
+    if (service <= 0) return { status: 'data_error', reason: `service_price ${service} is not positive`, value: service };
+    if (oracle < 0) return { status: 'data_error', reason: `oracle price ${oracle} is negative`, value: oracle };
+    const deviation = Math.abs(oracle - service) / service;
+    return {
+      status: deviation > rule.max_deviation ? 'breach' : 'ok',
+      value: deviation,
+      threshold: rule.max_deviation,
+      context: { deviation, oracle_price: oracle, service_price: service },
+    };
+  },
+});

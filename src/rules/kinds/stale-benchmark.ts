@@ -1,0 +1,68 @@
+/**
+ * `stale_benchmark`: the newest benchmark day of a network/code is not being kept up to date. A breach, with
+ * `reason`, when (checked in this order):
+ * - `stale`: the service marks the day isStale (it is more than 2 days old: the network's vaults stopped being indexed);
+ * - `too_old`: now − day > `max_age` (36h: a day is normally replaced a few hours after it ends);
+ * - `incomplete`: the day is still isComplete:false and has been for longer than `incomplete_for` (6h).
+ *
+ * "Incomplete since": walking this entity's readings back from the current one, the run of readings with the same
+ * `day` and isComplete false; its oldest reading's time is when we first saw it incomplete — but never earlier than
+ * the day's end (day + 24h), because a day cannot be complete before it has ended, so being incomplete while it
+ * runs is not late. When the run reaches back to the start of the history we hold (lookout just started, or the
+ * reading times are the day's own timestamp), we cannot tell when it began and take the day's end. A newer day
+ * arriving ends the run, and each new day starts afresh.
+ */
+import type { Reading } from '../../model.js';
+import { duration, positiveDuration } from '../../config/duration.js';
+import { bool, num } from '../coerce.js';
+import { defineKind, notMine } from '../define.js';
+
+const DAY = 86_400_000;
+// How far back to look for the reading that precedes the incomplete run (the previous day's last reading).
+const LOOKBACK = 2 * DAY;
+
+/** When the current incomplete day started to count as late, from this entity's history (see the module comment). */
+export function incompleteSince(current: Reading, day: number, older: readonly Reading[]): number {
+  const dayEnd = day + DAY;
+  let runStart = current.at;
+  for (let i = older.length - 1; i >= 0; i--) {
+    const r = older[i]!;
+    if (r.at >= current.at) continue;
+    if (num(r.fields.day) !== day || bool(r.fields.isComplete) !== false) return Math.max(runStart, dayEnd);
+    runStart = r.at;
+  }
+  return dayEnd;
+}
+
+/** The `stale_benchmark` rule kind. */
+export const staleBenchmark = defineKind({
+  kind: 'stale_benchmark',
+  description: 'the newest benchmark day is isStale, older than `max_age`, or incomplete for longer than `incomplete_for`',
+  reads: ['benchmark'],
+  context: ['reason', 'age', 'incomplete_for', 'day', 'max_age'],
+  params: {
+    max_age: positiveDuration.default(36 * 3_600_000),
+    incomplete_for: duration.default(6 * 3_600_000),
+  },
+  evaluate({ rule, reading, now, history }) {
+    if (reading.kind !== 'benchmark') return notMine('benchmark', reading);
+    const day = num(reading.fields.day);
+    if (day === null) return { status: 'data_error', reason: 'day missing or not a number' };
+    if (day > now + DAY) return { status: 'data_error', reason: `day ${new Date(day).toISOString()} is in the future` };
+    const isStale = bool(reading.fields.isStale);
+    const isComplete = bool(reading.fields.isComplete);
+    const age = (now - day) / 1000;
+    let incomplete: number | null = null;
+    if (isComplete === false) {
+      const since = incompleteSince(reading, day, history.range('benchmark', reading.entity, day - LOOKBACK, now));
+      incomplete = Math.max(0, now - since) / 1000;
+    }
+    const context = { age, incomplete_for: incomplete, day, max_age: rule.max_age / 1000 };
+    if (isStale === true) return { status: 'breach', value: age, threshold: rule.max_age / 1000, context: { ...context, reason: 'stale' } };
+    if (age > rule.max_age / 1000) return { status: 'breach', value: age, threshold: rule.max_age / 1000, context: { ...context, reason: 'too_old' } };
+    if (incomplete !== null && incomplete > rule.incomplete_for / 1000) {
+      return { status: 'breach', value: incomplete, threshold: rule.incomplete_for / 1000, context: { ...context, reason: 'incomplete' } };
+    }
+    return { status: 'ok', value: age, threshold: rule.max_age / 1000, context: { ...context, reason: null } };
+  },
+});

@@ -1,0 +1,49 @@
+/**
+ * `threshold`: any numeric field of a reading compared with a value: `field` is a dotted path into the reading's
+ * fields (`value_usd`, `market.loan_asset_decimals`, `apy.7day.total`), `reading` picks the reading kind (market by
+ * default). A missing or non-numeric field is a data error, never a breach. Numeric strings are read as numbers.
+ */
+import { z } from 'zod';
+import { num, getPath } from '../coerce.js';
+import { defineKind, type RuleProblem } from '../define.js';
+import { didYouMean, fieldType, knownFields } from '../fields.js';
+import { operatorIds, operators } from '../operators.js';
+
+const readingKinds = ['market', 'position', 'asset', 'holding', 'performance', 'benchmark'] as const;
+
+/** The `threshold` rule kind. */
+export const threshold = defineKind({
+  kind: 'threshold',
+  description: 'any numeric `field` of a reading compared (`op`) with `value`',
+  reads: readingKinds,
+  context: ['field', 'op'],
+  params: {
+    reading: z.enum(readingKinds).default('market'),
+    field: z.string().min(1, { error: 'name a field, e.g. borrow_apy or market.loan_asset_decimals' }),
+    op: z.enum(operatorIds),
+    value: z.number(),
+  },
+  readingKinds: (rule) => [rule.reading],
+  check(rule) {
+    const out: RuleProblem[] = [];
+    const t = fieldType(rule.reading, rule.field);
+    if (t === undefined) {
+      out.push({ path: ['field'], message: `field: unknown field '${rule.field}' of a ${rule.reading} reading${didYouMean(rule.field, Object.keys(knownFields[rule.reading] ?? {}))}` });
+    } else if (t !== 'number' && t !== 'unknown') {
+      out.push({ path: ['field'], message: `field: '${rule.field}' is a ${t}, not a number` });
+    }
+    return out;
+  },
+  evaluate({ rule, reading }) {
+    if (reading.kind !== rule.reading) return { status: 'wait', reason: `not a ${rule.reading} reading (got ${reading.kind})` };
+    const raw = getPath(reading.fields, rule.field);
+    const v = num(raw);
+    if (v === null) return { status: 'data_error', reason: raw === null || raw === undefined ? `${rule.field} missing` : `${rule.field} not a number: ${String(raw)}` };
+    return {
+      status: operators[rule.op].test(v, rule.value) ? 'breach' : 'ok',
+      value: v,
+      threshold: rule.value,
+      context: { field: rule.field, op: rule.op },
+    };
+  },
+});

@@ -1,0 +1,26 @@
+/**
+ * `unverified_position`: a position the service could not verify against chain state (`verified: false`) worth at
+ * least `min_value_usd`. `verified` missing means the service did not say: not a breach. An unverified position
+ * without a value cannot be judged against the minimum: a data error.
+ */
+import { bool, num } from '../coerce.js';
+import { defineKind, nonNegative, notMine } from '../define.js';
+
+/** The `unverified_position` rule kind. */
+export const unverifiedPosition = defineKind({
+  kind: 'unverified_position',
+  description: 'a position with `verified: false` and value_usd ≥ `min_value_usd`',
+  reads: ['position'],
+  context: ['verified', 'value_usd'],
+  params: { min_value_usd: nonNegative.default(0) },
+  evaluate({ rule, reading }) {
+    if (reading.kind !== 'position') return notMine('position', reading);
+    const verified = bool(reading.fields.verified);
+    const rawValue = reading.fields.value_usd;
+    const value = num(rawValue);
+    const context = { verified, value_usd: value };
+    if (verified !== false) return { status: 'ok', value, threshold: rule.min_value_usd, context };
+    if (value === null) return { status: 'data_error', reason: rawValue === null || rawValue === undefined ? 'value_usd missing' : `value_usd not a number: ${String(rawValue)}` };
+    return { status: value >= rule.min_value_usd ? 'breach' : 'ok', value, threshold: rule.min_value_usd, context };
+  },
+});

@@ -1,0 +1,37 @@
+/**
+ * `utilization_above`: a market's utilization above `threshold`. With `clear_below`, an active alert (pending or
+ * firing) stays in breach until utilization drops below clear_below, so a market hovering at the threshold does not
+ * flap. Utilization above 1.0001 or below 0 cannot happen in a lending market: a data error, never a breach.
+ */
+
+import { num } from '../coerce.js';
+import { defineKind, fraction, notMine } from '../define.js';
+
+/** Tolerance above 1 for rounding in the service's utilization before it is a data error. */
+export const UTILIZATION_MAX = 1.0001;
+
+/** The `utilization_above` rule kind. */
+export const utilizationAbove = defineKind({
+  kind: 'utilization_above',
+  description: 'a market’s utilization is above `threshold` (resolves only below `clear_below`)',
+  reads: ['market'],
+  context: ['utilization', 'clear_below'],
+  params: { threshold: fraction, clear_below: fraction.optional() },
+  check(rule) {
+    if (rule.clear_below !== undefined && rule.clear_below >= rule.threshold) {
+      return [{ path: ['clear_below'], message: `clear_below: must be below threshold (${rule.clear_below} ≥ ${rule.threshold})` }];
+    }
+    return [];
+  },
+  evaluate({ rule, reading, active }) {
+    if (reading.kind !== 'market') return notMine('market', reading);
+    const raw = reading.fields.utilization;
+    const u = num(raw);
+    if (u === null) return { status: 'data_error', reason: raw === null || raw === undefined ? 'utilization missing' : `utilization not a number: ${String(raw)}` };
+    if (u > UTILIZATION_MAX || u < 0) return { status: 'data_error', reason: `utilization ${u} outside [0, 1]`, value: u };
+    const clear = rule.clear_below ?? null;
+    const breach = u > rule.threshold || (active && clear !== null && u >= clear);
+    return { status: breach ? 'breach' : 'ok', value: u, threshold: rule.threshold, context: { utilization: u, clear_below: clear } };
+  },
+});
+

@@ -1,0 +1,86 @@
+/**
+ * `select`: which readings a rule judges. Each key names a label, else a field (dotted paths allowed), else a key of
+ * the nested `market` object, else `entity`; every key must match (AND). A value is a glob (picomatch, case-insensitive,
+ * `*` does not cross `/`), a list is any-of, and numbers/booleans compare as their text (`true`, `18`).
+ */
+import picomatch from 'picomatch';
+import type { Reading, ReadingKind } from '../model.js';
+import { getPath } from './coerce.js';
+import { didYouMean, knownFields, knownLabels } from './fields.js';
+
+/** One select value as written in YAML. */
+export type SelectScalar = string | number | boolean;
+/** A rule's `select` map. */
+export type Select = Record<string, SelectScalar | SelectScalar[]>;
+
+type Matcher = (text: string) => boolean;
+const patternCache = new Map<string, Matcher>();
+const selectCache = new WeakMap<Select, Array<[string, Matcher[]]>>();
+
+function matcher(pattern: string): Matcher {
+  let m = patternCache.get(pattern);
+  if (!m) {
+    const isMatch = picomatch(pattern, { nocase: true, dot: true });
+    m = (text) => isMatch(text);
+    patternCache.set(pattern, m);
+  }
+  return m;
+}
+
+function compile(select: Select): Array<[string, Matcher[]]> {
+  let c = selectCache.get(select);
+  if (!c) {
+    c = Object.entries(select).map(([key, v]) => [key, (Array.isArray(v) ? v : [v]).map((p) => matcher(String(p)))]);
+    selectCache.set(select, c);
+  }
+  return c;
+}
+
+/** The text a select key sees in a reading: label, then field, then `market.<key>`, then `entity`; undefined when absent. */
+export function selectValue(reading: Reading, key: string): string | undefined {
+  const label = reading.labels[key];
+  if (label !== undefined) return label;
+  for (const v of [getPath(reading.fields, key), getPath(reading.fields, `market.${key}`)]) {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);
+  }
+  if (key === 'entity') return reading.entity;
+  return undefined;
+}
+
+/** Whether `reading` passes `select` (an empty select passes everything; a missing key fails). */
+export function matchesSelect(select: Select, reading: Reading): boolean {
+  for (const [key, matchers] of compile(select)) {
+    const text = selectValue(reading, key);
+    if (text === undefined || !matchers.some((m) => m(text))) return false;
+  }
+  return true;
+}
+
+/** Structural problems of a select map (an empty list or pattern matches nothing), paths relative to the select; messages without the key (the schema's issue formatter adds it). */
+export function selectCheck(select: Record<string, unknown>): Array<{ path: (string | number)[]; message: string }> {
+  const out: Array<{ path: (string | number)[]; message: string }> = [];
+  for (const [key, v] of Object.entries(select)) {
+    if (Array.isArray(v) && v.length === 0) out.push({ path: [key], message: 'an empty list matches nothing (leave the key out to match all)' });
+    const values = Array.isArray(v) ? v : [v];
+    values.forEach((p, i) => {
+      if (p === '') out.push({ path: Array.isArray(v) ? [key, i] : [key], message: 'an empty pattern matches nothing' });
+    });
+  }
+  return out;
+}
+
+/** Select keys that name nothing in readings of `kinds` (a typo would silently match nothing), paths relative to the rule. */
+export function selectKeyCheck(select: Record<string, unknown>, kinds: readonly ReadingKind[]): Array<{ path: (string | number)[]; message: string }> {
+  if (kinds.some((k) => !knownFields[k])) return [];
+  const names = new Set<string>(['entity']);
+  for (const k of kinds) {
+    for (const l of knownLabels[k] ?? []) names.add(l);
+    for (const f of Object.keys(knownFields[k] ?? {})) {
+      names.add(f);
+      if (f.startsWith('market.')) names.add(f.slice('market.'.length));
+    }
+  }
+  return Object.keys(select)
+    .filter((key) => !names.has(key))
+    .map((key) => ({ path: ['select', key], message: `select: unknown key '${key}' for ${kinds.join('/')} readings${didYouMean(key, names)}` }));
+}
