@@ -1,0 +1,254 @@
+/**
+ * lookout's Prometheus metrics (SPEC §5), on a registry of its own (never prom-client's global one).
+ * Gauges hold their values between scrapes, so a scrape only serializes: it recomputes nothing.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Alert, PollOutcome, Reading } from '../model.js';
+import { systemClock, type Clock } from '../clock.js';
+import { SeriesTracker, type SeriesBatch } from './series.js';
+import {
+  MARKET_LABELS,
+  POSITION_LABELS,
+  addBenchmark,
+  addMarket,
+  addPosition,
+  positionBatch,
+  type PositionGroup,
+  type ReadingGauges,
+} from './readings.js';
+
+/** Options of {@link createMetrics}. */
+export interface MetricsOptions {
+  /** Registry to register on; a new one by default. */
+  registry?: Registry;
+  /** Reserved for time-derived metrics; the wall clock by default. */
+  clock?: Clock;
+  /** Exported as `lookout_build_info{version}`. */
+  version?: string;
+  /** Process and Node.js metrics of prom-client (default true). */
+  processMetrics?: boolean;
+}
+
+/** What the daemon reports; every method is cheap and never throws on odd input. */
+export interface Metrics {
+  /** The registry holding every lookout metric. */
+  readonly registry: Registry;
+  /** Content-Type of {@link Metrics.scrape}'s text. */
+  readonly contentType: string;
+  /** Records one run of a poll: duration, errors, last success, source up/down, rejected rows. */
+  observePoll(outcome: PollOutcome, durationSeconds: number): void;
+  /** After a successful poll: replaces the market, position and benchmark series this poll exports. */
+  setReadings(poll: string, readings: readonly Reading[], now: number): void;
+  /** Drops every series of a poll that left the config. */
+  forgetPoll(poll: string): void;
+  /** Mirrors the current alerts as `lookout_alerts{rule,severity,state}` counts (pending and firing). */
+  setAlerts(alerts: readonly Alert[]): void;
+  /** Records how long one evaluation of the rules took. */
+  observeEvaluation(seconds: number): void;
+  /** Counts one notification attempt's outcome (`sent`, `failed`, `retry`, `dropped`, ...). */
+  notification(notifier: string, outcome: string): void;
+  /** Sets the number of outbox entries waiting for delivery. */
+  setOutboxPending(n: number): void;
+  /** Counts a reading a rule could not judge (e.g. utilization out of range). */
+  dataError(rule: string, reason: string): void;
+  /** The exposition text of the registry. */
+  scrape(): Promise<string>;
+}
+
+/** Creates lookout's metrics on their own registry. */
+export function createMetrics(opts: MetricsOptions = {}): Metrics {
+  const registry = opts.registry ?? new Registry();
+  void (opts.clock ?? systemClock);
+  const registers = [registry];
+  if (opts.processMetrics !== false) collectDefaultMetrics({ register: registry });
+
+  const gauge = (name: string, help: string, labelNames: readonly string[] = []) =>
+    new Gauge({ name, help, labelNames: [...labelNames], registers });
+  const counter = (name: string, help: string, labelNames: readonly string[]) =>
+    new Counter({ name, help, labelNames: [...labelNames], registers });
+
+  if (opts.version !== undefined) {
+    gauge('lookout_build_info', 'Always 1; the version label says which lookout is running.', ['version']).set(
+      { version: opts.version },
+      1,
+    );
+  }
+
+  const g: ReadingGauges = {
+    utilization: gauge('lookout_market_utilization_ratio', 'Borrowed over supplied of a lending market (0.95 = 95%).', MARKET_LABELS),
+    borrowApy: gauge('lookout_market_borrow_apy_ratio', 'Borrow APY of a lending market, as a fraction.', MARKET_LABELS),
+    supplyApy: gauge('lookout_market_supply_apy_ratio', 'Supply APY of a lending market, as a fraction.', MARKET_LABELS),
+    oracleLag: gauge(
+      'lookout_market_oracle_lag_seconds',
+      "Seconds between the oracle's last update and the poll that read it.",
+      MARKET_LABELS,
+    ),
+    oraclePrice: gauge(
+      'lookout_market_oracle_price',
+      'Oracle price of the collateral in loan-asset units (raw price scaled by 1e36 and the decimals).',
+      MARKET_LABELS,
+    ),
+    suppliedUsd: gauge('lookout_market_total_supplied_usd', 'Total supplied to a lending market, in USD.', MARKET_LABELS),
+    borrowedUsd: gauge('lookout_market_total_borrowed_usd', 'Total borrowed from a lending market, in USD.', MARKET_LABELS),
+    positions: gauge('lookout_positions', 'Number of positions, by chain, protocol and verified.', POSITION_LABELS),
+    positionsValue: gauge('lookout_positions_value_usd', 'Summed value of the positions, in USD.', POSITION_LABELS),
+    benchmarkApy: gauge(
+      'lookout_benchmark_apy_ratio',
+      "Benchmark APY of a network and code on its newest day, as a fraction, per window and component.",
+      ['network', 'code', 'window', 'component'],
+    ),
+    benchmarkDay: gauge(
+      'lookout_benchmark_latest_day_timestamp_seconds',
+      'Unix time of the newest benchmark day (00:00 UTC) of a network and code.',
+      ['network', 'code'],
+    ),
+    benchmarkStale: gauge('lookout_benchmark_stale', '1 when the newest benchmark day is flagged stale, else 0.', ['network', 'code']),
+    benchmarkComplete: gauge('lookout_benchmark_complete', '1 when the newest benchmark day is complete, else 0.', ['network', 'code']),
+  };
+
+  const pollDuration = new Histogram({
+    name: 'lookout_poll_duration_seconds',
+    help: 'Duration of one poll run, failed runs included.',
+    labelNames: ['poll'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers,
+  });
+  const pollErrors = counter('lookout_poll_errors_total', 'Failed poll runs, by failure reason.', ['poll', 'reason']);
+  const lastSuccess = gauge(
+    'lookout_poll_last_success_timestamp_seconds',
+    'Unix time at which the last successful run of a poll finished.',
+    ['poll'],
+  );
+  const sourceUp = gauge('lookout_source_up', "1 when a poll's last run succeeded, 0 from a failed run until the next success.", [
+    'poll',
+  ]);
+  const rowsRejected = counter(
+    'lookout_rows_rejected_total',
+    'Rows of the data service that failed validation and were skipped, by reason.',
+    ['poll', 'reason'],
+  );
+  const alertsGauge = gauge('lookout_alerts', 'Alerts in each state, like Prometheus ALERTS (pending, firing).', [
+    'rule',
+    'severity',
+    'state',
+  ]);
+  const notifications = counter('lookout_notifications_total', 'Notification attempts, by notifier and outcome.', [
+    'notifier',
+    'outcome',
+  ]);
+  const outboxPending = gauge('lookout_outbox_pending', 'Notifications in the outbox waiting for delivery.');
+  const evaluation = new Histogram({
+    name: 'lookout_rule_evaluation_duration_seconds',
+    help: 'Duration of one evaluation of the rules against a poll outcome.',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers,
+  });
+  const dataErrors = counter(
+    'lookout_data_errors_total',
+    'Readings a rule could not judge (a data error, not an alert), by rule and reason.',
+    ['rule', 'reason'],
+  );
+  outboxPending.set(0);
+
+  const tracker = new SeriesTracker();
+  const positionsByPoll = new Map<string, Map<string, PositionGroup>>();
+  const POSITIONS_OWNER = '\u0000positions';
+  const reasonsByPoll = new Map<string, { errors: Set<string>; rejected: Set<string> }>();
+  const reasonsOf = (poll: string) => {
+    let r = reasonsByPoll.get(poll);
+    if (!r) reasonsByPoll.set(poll, (r = { errors: new Set(), rejected: new Set() }));
+    return r;
+  };
+  let alertCombos = new Map<string, { rule: string; severity: string; state: string }>();
+
+  return {
+    registry,
+    contentType: registry.contentType,
+
+    observePoll(outcome, durationSeconds) {
+      const poll = outcome.poll;
+      if (Number.isFinite(durationSeconds) && durationSeconds >= 0) pollDuration.observe({ poll }, durationSeconds);
+      if (outcome.ok) {
+        lastSuccess.set({ poll }, outcome.finished_at / 1000);
+        sourceUp.set({ poll }, 1);
+      } else {
+        const reason = outcome.errorReason || 'unknown';
+        pollErrors.inc({ poll, reason });
+        reasonsOf(poll).errors.add(reason);
+        sourceUp.set({ poll }, 0);
+      }
+      const byReason = new Map<string, number>();
+      for (const r of outcome.rejected) byReason.set(r.reason || 'unknown', (byReason.get(r.reason || 'unknown') ?? 0) + 1);
+      for (const [reason, n] of byReason) {
+        rowsRejected.inc({ poll, reason }, n);
+        reasonsOf(poll).rejected.add(reason);
+      }
+    },
+
+    setReadings(poll, readings, now) {
+      const batch: SeriesBatch = new Map();
+      const groups = new Map<string, PositionGroup>();
+      for (const r of readings) {
+        if (r.kind === 'market') addMarket(batch, g, r, now);
+        else if (r.kind === 'position') addPosition(groups, r);
+        else if (r.kind === 'benchmark') addBenchmark(batch, g, r);
+      }
+      tracker.replace(poll, batch);
+      const hadPositions = positionsByPoll.has(poll);
+      if (groups.size > 0) positionsByPoll.set(poll, groups);
+      else positionsByPoll.delete(poll);
+      if (groups.size > 0 || hadPositions) tracker.replace(POSITIONS_OWNER, positionBatch(g, positionsByPoll.values()));
+    },
+
+    forgetPoll(poll) {
+      tracker.forget(poll);
+      if (positionsByPoll.delete(poll)) tracker.replace(POSITIONS_OWNER, positionBatch(g, positionsByPoll.values()));
+      for (const m of [pollDuration, lastSuccess, sourceUp]) m.remove({ poll });
+      const reasons = reasonsByPoll.get(poll);
+      for (const reason of reasons?.errors ?? []) pollErrors.remove({ poll, reason });
+      for (const reason of reasons?.rejected ?? []) rowsRejected.remove({ poll, reason });
+      reasonsByPoll.delete(poll);
+    },
+
+    setAlerts(alerts) {
+      const counts = new Map<string, { rule: string; severity: string; state: string; n: number }>();
+      for (const a of alerts) {
+        if (a.state !== 'pending' && a.state !== 'firing') continue;
+        const key = `${a.rule}\u0000${a.severity}\u0000${a.state}`;
+        const c = counts.get(key);
+        if (c) c.n += 1;
+        else counts.set(key, { rule: a.rule, severity: a.severity, state: a.state, n: 1 });
+      }
+      for (const [key, c] of alertCombos) if (!counts.has(key)) alertsGauge.set(c, 0);
+      const next = new Map<string, { rule: string; severity: string; state: string }>();
+      for (const [key, c] of counts) {
+        const labels = { rule: c.rule, severity: c.severity, state: c.state };
+        alertsGauge.set(labels, c.n);
+        next.set(key, labels);
+      }
+      for (const [key, c] of alertCombos) if (!next.has(key)) next.set(key, c);
+      alertCombos = next;
+    },
+
+    observeEvaluation(seconds) {
+      if (Number.isFinite(seconds) && seconds >= 0) evaluation.observe(seconds);
+    },
+
+    notification(notifier, outcome) {
+      notifications.inc({ notifier, outcome });
+    },
+
+    setOutboxPending(n) {
+      if (Number.isFinite(n)) outboxPending.set(n);
+    },
+
+    dataError(rule, reason) {
+      dataErrors.inc({ rule, reason });
+    },
+
+    scrape() {
+      return registry.metrics();
+    },
+  };
+}
+
