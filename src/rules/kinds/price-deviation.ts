@@ -6,6 +6,9 @@
 import { num } from '../coerce.js';
 import { defineKind, notMine, positive } from '../define.js';
 
+// Float noise: |1.01 − 1| / 1 is 0.0100000000000000089; a deviation meant to equal max_deviation is not above it.
+const EPSILON = 1e-12;
+
 /** The `price_deviation` rule kind. */
 export const priceDeviation = defineKind({
   kind: 'price_deviation',
@@ -23,7 +26,7 @@ export const priceDeviation = defineKind({
     if (oracle < 0) return { status: 'data_error', reason: `oracle price ${oracle} is negative`, value: oracle };
     const deviation = Math.abs(oracle - service) / service;
     return {
-      status: deviation > rule.max_deviation ? 'breach' : 'ok',
+      status: deviation > rule.max_deviation + EPSILON ? 'breach' : 'ok',
       value: deviation,
       threshold: rule.max_deviation,
       context: { deviation, oracle_price: oracle, service_price: service },

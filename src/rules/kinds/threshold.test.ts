@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { benchmark, judge, market, position, rule } from '../../../test/rules-helpers.js';
+import { operators } from '../operators.js';
+import { threshold } from './threshold.js';
+
+describe('threshold', () => {
+  it.each([
+    { name: '> above', op: '>', a: 0.3, want: 'breach' },
+    { name: '> equal', op: '>', a: 0.25, want: 'ok' },
+    { name: '>= equal', op: '>=', a: 0.25, want: 'breach' },
+    { name: '< below', op: '<', a: 0.2, want: 'breach' },
+    { name: '< equal', op: '<', a: 0.25, want: 'ok' },
+    { name: '<= equal', op: '<=', a: 0.25, want: 'breach' },
+    { name: '== equal', op: '==', a: 0.25, want: 'breach' },
+    { name: '== different', op: '==', a: 0.26, want: 'ok' },
+    { name: '!= different', op: '!=', a: 0.26, want: 'breach' },
+    { name: '!= equal', op: '!=', a: 0.25, want: 'ok' },
+    { name: 'numeric string', op: '>', a: '0.3', want: 'breach' },
+  ])('borrow_apy $name', ({ op, a, want }) => {
+    const r = rule({ kind: 'threshold', field: 'borrow_apy', op, value: 0.25 });
+    expect(judge(threshold, r, market({ borrow_apy: a })).status).toBe(want);
+  });
+
+  it('every operator is a tiny {id, test} object named by its spelling', () => {
+    for (const [id, op] of Object.entries(operators)) expect(op.id).toBe(id);
+  });
+
+  it.each([
+    { name: 'nested market field', raw: { field: 'market.loan_asset_decimals', op: '<', value: 8 }, reading: market(), want: 'breach' },
+    { name: 'position value', raw: { reading: 'position', field: 'value_usd', op: '>', value: 1e6 }, reading: position({ value_usd: 2e6 }), want: 'breach' },
+    { name: 'benchmark 7-day total APY', raw: { reading: 'benchmark', field: 'apy.7day.total', op: '<', value: 0.01 }, reading: benchmark({ apy: { '7day': { base: 0, reward: 0, total: 0.005 } } }), want: 'breach' },
+    { name: 'an exact decimal string field', raw: { field: 'total_borrowed', op: '>', value: 1e20 }, reading: market({ total_borrowed: '98765432109876543210000' }), want: 'breach' },
+    { name: 'a reading of another kind is not judged', raw: { field: 'utilization', op: '>', value: 0 }, reading: position(), want: 'wait' },
+  ])('$name', ({ raw, reading, want }) => {
+    expect(judge(threshold, rule({ kind: 'threshold', ...raw }), reading).status).toBe(want);
+  });
+
+  it('reports value, threshold, field and op', () => {
+    const r = rule({ kind: 'threshold', field: 'borrow_apy', op: '>', value: 0.25 });
+    expect(judge(threshold, r, market({ borrow_apy: 0.4 }))).toEqual({ status: 'breach', value: 0.4, threshold: 0.25, context: { field: 'borrow_apy', op: '>' } });
+  });
+
+  it('reads only the kind its `reading` names', () => {
+    expect(threshold.readingKinds?.(rule({ kind: 'threshold', reading: 'position', field: 'value_usd', op: '>', value: 1 }) as never)).toEqual(['position']);
+  });
+
+  it.each([
+    { name: 'missing field', fields: { borrow_apy: undefined }, reason: 'borrow_apy missing' },
+    { name: 'null field', fields: { borrow_apy: null }, reason: 'borrow_apy missing' },
+    { name: 'non-numeric field', fields: { borrow_apy: 'high' }, reason: 'borrow_apy not a number: high' },
+    { name: 'boolean field', fields: { borrow_apy: true }, reason: 'borrow_apy not a number: true' },
+  ])('data error: $name', ({ fields, reason }) => {
+    const r = rule({ kind: 'threshold', field: 'borrow_apy', op: '>', value: 0.25 });
+    expect(judge(threshold, r, market(fields))).toEqual({ status: 'data_error', reason });
+  });
+});
