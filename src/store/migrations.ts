@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { baseMigration } from './base-migration.js';
 import { StoreError } from './errors.js';
+import { alertsMigration } from '../alerts/migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -21,7 +22,7 @@ export interface Migration {
 /** Every migration lookout knows, in order. Append one line per new migration. */
 export const migrations: readonly Migration[] = [
   baseMigration, // 1: meta, readings (latest + history), poll runs
-  // 2: alert state
+  alertsMigration, // 2: alerts, alert_events (src/alerts/migration.ts)
   // 3: outbox, silences
 ];
 

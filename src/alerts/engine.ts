@@ -1,0 +1,381 @@
+/**
+ * The alert engine: judges each poll's readings with the rules, steps each (rule, entity) pair through the
+ * lifecycle and persists state and transitions in the caller's transaction. Also owns the built-in `source_down`
+ * (a poll failing `source_down.after` times in a row) and `watchdog` (always firing) alerts.
+ *
+ * Call {@link AlertEngine.applyPoll} inside `store.transaction`, after the poll run was recorded and its readings
+ * saved; call {@link AlertEngine.tick} (also in a transaction) every `alerting.tick` so timers move between polls.
+ */
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import type { Alert, AlertEvent, PollOutcome, Reading, ReadingKind, Severity } from '../model.js';
+import { renderAnnotations } from '../rules/annotations.js';
+import { num } from '../rules/coerce.js';
+import { ruleReads } from '../rules/define.js';
+import { ruleKinds } from '../rules/registry.js';
+import type { HistoryView, RuleKind, Verdict } from '../rules/rule-kind.js';
+import type { RuleBase } from '../rules/schema.js';
+import { matchesSelect, type Select } from '../rules/select.js';
+import type { Store } from '../store/index.js';
+import { fingerprint, isActive, step, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
+import { createAlertRepo, type AlertRepo } from './repo.js';
+import { builtinDescription, SOURCE_DOWN, WATCHDOG, WATCHDOG_ENTITY } from './builtin.js';
+
+/** The `alerting:` section the engine uses. */
+export interface AlertingSettings {
+  flap_threshold: number;
+  flap_window: number;
+  /** Market readings older than this (by their own time) are a data problem, not a breach. */
+  max_reading_age: number;
+  tick?: number;
+}
+
+/** The `source_down:` section. */
+export interface SourceDownSettings {
+  after: number;
+  severity: Severity;
+}
+
+/** The `watchdog:` section. */
+export interface WatchdogSettings {
+  enabled: boolean;
+  severity: Severity;
+  notify?: string[];
+}
+
+/** Where the engine reads what is not alert state; by default the store. Backtests replace it. */
+export interface EngineSources {
+  /** Stored readings for rules that look back (history includes the poll being applied). */
+  history: HistoryView;
+  /** The entities whose latest reading came from `poll` (so a missing one may count as absent). */
+  lastSeenBy(poll: string): ReadonlyArray<{ kind: ReadingKind; entity: string }>;
+  /** Failed runs of `poll` since its last success, the current run included. */
+  consecutiveFailures(poll: string): number;
+}
+
+/** Options of {@link AlertEngine}. */
+export interface EngineOptions {
+  /** Holds the alert tables (and, unless `sources` says otherwise, readings and poll runs). */
+  store: Pick<Store, 'db'> & Partial<Pick<Store, 'readings' | 'polls'>>;
+  rules: readonly RuleBase[];
+  alerting: AlertingSettings;
+  sourceDown: SourceDownSettings;
+  watchdog: WatchdogSettings;
+  clock: Clock;
+  log: Logger;
+  /** Rule kinds by name; default: the registry. */
+  kinds?: readonly RuleKind[];
+  sources?: Partial<EngineSources>;
+}
+
+/** A reading that could not be judged: counted and reported, never a breach. */
+export interface DataError {
+  rule: string;
+  entity: string;
+  /** Short and stable where the engine decides (`stale_reading`, `evaluate_failed`); else the kind's own words. */
+  reason: string;
+}
+
+/** What one applyPoll or tick did. */
+export interface EngineResult {
+  /** Transitions, in the order they happened; already recorded in `alert_events`. */
+  events: AlertEvent[];
+  dataErrors: DataError[];
+  /** Verdicts computed. */
+  evaluated: number;
+  durationMs: number;
+}
+
+interface CompiledRule {
+  rule: RuleBase;
+  kind: RuleKind;
+  reads: readonly ReadingKind[];
+  settings: LifecycleSettings;
+  maxAge: number | undefined;
+}
+
+/** Which readings each poll kind produces (so an empty successful poll still counts as one for its rules). */
+export const POLL_READING_KINDS: Readonly<Record<string, ReadingKind>> = {
+  metrics: 'market',
+  positions: 'position',
+  assets: 'asset',
+  holdings: 'holding',
+  performance: 'performance',
+  benchmarks: 'benchmark',
+};
+
+const NEVER_ABSENT = Number.MAX_SAFE_INTEGER;
+
+/** Judges readings with the rules and keeps alert state; see the module comment for how to call it. */
+export class AlertEngine {
+  /** The alert repository the engine writes to (also for `lookout alerts` and the HTTP API). */
+  readonly repo: AlertRepo;
+  private opts: EngineOptions;
+  private rules: CompiledRule[] = [];
+  private byName = new Map<string, CompiledRule>();
+  private sources: EngineSources;
+  private reconcilePending = true;
+
+  constructor(opts: EngineOptions) {
+    this.opts = opts;
+    this.repo = createAlertRepo(opts.store.db);
+    this.sources = this.buildSources(opts);
+    this.compile();
+  }
+
+  /** Takes a new rule set and settings; alerts of rules that are gone (or disabled) resolve on the next tick or poll. */
+  reload(opts: Partial<Omit<EngineOptions, 'store' | 'clock' | 'log'>>): void {
+    this.opts = { ...this.opts, ...opts };
+    this.sources = this.buildSources(this.opts);
+    this.compile();
+    this.reconcilePending = true;
+  }
+
+  /** Every alert the store holds (any state), ordered by rule and entity. */
+  alerts(): Alert[] {
+    return this.repo.list();
+  }
+
+  /** Judges one poll run; call inside the transaction that saved its readings. */
+  applyPoll(outcome: PollOutcome, now: number): EngineResult {
+    const started = performance.now();
+    const out: EngineResult = { events: [], dataErrors: [], evaluated: 0, durationMs: 0 };
+    this.reconcile(now, out);
+    this.sourceDown(outcome, now, out);
+    if (outcome.ok) this.judge(outcome, now, out);
+    out.durationMs = performance.now() - started;
+    return out;
+  }
+
+  /** Moves timers (for, keep_firing_for, flap settling), resolves alerts of removed rules, keeps the watchdog firing. */
+  tick(now: number): EngineResult {
+    const started = performance.now();
+    const out: EngineResult = { events: [], dataErrors: [], evaluated: 0, durationMs: 0 };
+    this.reconcile(now, out);
+    for (const t of this.repo.trackedLive()) {
+      const settings = this.settingsOf(t.alert.rule);
+      if (!settings) continue;
+      this.apply(t, { type: 'tick' }, now, settings, identityOf(t.alert), out);
+    }
+    this.watchdog(now, out);
+    out.durationMs = performance.now() - started;
+    return out;
+  }
+
+  /** The earliest time a timer of a live alert is due, for callers that tick only when needed (backtests, tests). */
+  nextDeadline(): number | undefined {
+    let next: number | undefined;
+    const at = (t: number) => {
+      if (next === undefined || t < next) next = t;
+    };
+    for (const { alert: a, cleared_at } of this.repo.trackedLive()) {
+      const s = this.settingsOf(a.rule);
+      if (!s) continue;
+      if (a.state === 'pending' && a.absent_polls === 0 && a.pending_since !== null) at(a.pending_since + s.for);
+      if (a.state === 'firing' && cleared_at !== null) at(cleared_at + s.keep_firing_for);
+      if (a.flapping && a.changes.length > 0) at(a.changes[a.changes.length - 1]! + s.flap_window);
+    }
+    return next;
+  }
+
+  private buildSources(opts: EngineOptions): EngineSources {
+    const { readings, polls } = opts.store;
+    const missing = (what: string) => () => {
+      throw new Error(`AlertEngine: no ${what}: pass a full store or sources.${what}`);
+    };
+    return {
+      history: opts.sources?.history ?? {
+        at: readings ? (k, e, t) => readings.historyAt(k, e, t) : missing('history'),
+        range: readings ? (k, e, f, t) => readings.historyRange(k, e, f, t) : missing('history'),
+      },
+      lastSeenBy: opts.sources?.lastSeenBy ?? (readings ? (p) => readings.entitiesForPoll(p) : missing('lastSeenBy')),
+      consecutiveFailures: opts.sources?.consecutiveFailures ?? (polls ? (p) => polls.consecutiveFailures(p) : missing('consecutiveFailures')),
+    };
+  }
+
+  private compile(): void {
+    const kinds = new Map((this.opts.kinds ?? ruleKinds).map((k) => [k.kind, k]));
+    const a = this.opts.alerting;
+    this.rules = [];
+    for (const rule of this.opts.rules) {
+      if (rule.enabled === false) continue;
+      const kind = kinds.get(rule.kind);
+      if (!kind || typeof kind.evaluate !== 'function') {
+        this.opts.log.warn('alert_rule_kind_unknown', { rule: rule.name, kind: rule.kind });
+        continue;
+      }
+      this.rules.push({
+        rule,
+        kind,
+        reads: ruleReads(kind, rule),
+        settings: {
+          for: rule.for ?? 0,
+          keep_firing_for: rule.keep_firing_for ?? 0,
+          absent_for: rule.absent_for ?? 3,
+          flap_threshold: rule.flap_threshold ?? a.flap_threshold,
+          flap_window: rule.flap_window ?? a.flap_window,
+        },
+        maxAge: rule.max_reading_age,
+      });
+    }
+    this.byName = new Map(this.rules.map((r) => [r.rule.name, r]));
+  }
+
+  private builtinSettings(): LifecycleSettings {
+    const a = this.opts.alerting;
+    return { for: 0, keep_firing_for: 0, absent_for: NEVER_ABSENT, flap_threshold: a.flap_threshold, flap_window: a.flap_window };
+  }
+
+  private settingsOf(rule: string): LifecycleSettings | undefined {
+    if (rule === SOURCE_DOWN || rule === WATCHDOG) return this.builtinSettings();
+    return this.byName.get(rule)?.settings;
+  }
+
+  /** Steps one pair and persists what changed; events are recorded and collected. */
+  private apply(prev: TrackedAlert | undefined, signal: Signal, now: number, settings: LifecycleSettings, id: AlertIdentity, out: EngineResult): StepResult {
+    const r = step(prev, { signal, now, settings, identity: id });
+    if (r.dataError !== undefined) out.dataErrors.push({ rule: id.rule, entity: id.entity, reason: r.dataError });
+    const n = r.next;
+    const dirty =
+      r.events.length > 0 ||
+      (prev === undefined
+        ? n.alert.state !== 'inactive'
+        : isActive(prev.alert) || isActive(n.alert) || prev.alert.flapping || n.alert.flapping || prev.cleared_at !== n.cleared_at);
+    if (dirty) this.repo.saveTracked(n);
+    if (r.events.length > 0) {
+      this.repo.recordEvents(r.events);
+      out.events.push(...r.events);
+    }
+    return r;
+  }
+
+  private reconcile(now: number, out: EngineResult): void {
+    if (!this.reconcilePending) return;
+    this.reconcilePending = false;
+    const keep = [...this.byName.keys(), SOURCE_DOWN, ...(this.opts.watchdog.enabled ? [WATCHDOG] : [])];
+    for (const t of this.repo.trackedOrphans(keep)) {
+      this.opts.log.info('alert_rule_gone', { rule: t.alert.rule, entity: t.alert.entity, state: t.alert.state });
+      this.apply(t, { type: 'retire' }, now, this.builtinSettings(), identityOf(t.alert), out);
+    }
+  }
+
+  private sourceDown(outcome: PollOutcome, now: number, out: EngineResult): void {
+    const cfg = this.opts.sourceDown;
+    const id: AlertIdentity = { rule: SOURCE_DOWN, kind: SOURCE_DOWN, entity: outcome.poll, severity: cfg.severity };
+    const prev = this.repo.getTracked(fingerprint(SOURCE_DOWN, outcome.poll));
+    let verdict: Verdict;
+    if (outcome.ok) {
+      if (!prev || (!isActive(prev.alert) && !prev.alert.flapping)) return;
+      verdict = { status: 'ok', value: 0, threshold: cfg.after };
+    } else {
+      const failures = this.sources.consecutiveFailures(outcome.poll);
+      if (failures < cfg.after) return;
+      verdict = { status: 'breach', value: failures, threshold: cfg.after };
+    }
+    const describe = () => builtinDescription.sourceDown(outcome, cfg.severity, verdict);
+    this.apply(prev, { type: 'verdict', verdict, data_at: outcome.finished_at, describe }, now, this.builtinSettings(), id, out);
+  }
+
+  private watchdog(now: number, out: EngineResult): void {
+    const cfg = this.opts.watchdog;
+    if (!cfg.enabled) return;
+    const prev = this.repo.getTracked(fingerprint(WATCHDOG, WATCHDOG_ENTITY));
+    if (prev && prev.alert.state === 'firing' && prev.alert.severity === cfg.severity) return;
+    const id: AlertIdentity = { rule: WATCHDOG, kind: WATCHDOG, entity: WATCHDOG_ENTITY, severity: cfg.severity };
+    const verdict: Verdict = { status: 'breach', value: 1, threshold: null };
+    this.apply(prev, { type: 'verdict', verdict, data_at: now, describe: () => builtinDescription.watchdog(cfg.severity) }, now, this.builtinSettings(), id, out);
+  }
+
+  /** One pass over the poll's readings for every rule that reads them, then absence. */
+  private judge(outcome: PollOutcome, now: number, out: EngineResult): void {
+    const kindsHere = new Set<ReadingKind>(outcome.readings.map((r) => r.kind));
+    const pollKind = POLL_READING_KINDS[outcome.kind];
+    if (pollKind) kindsHere.add(pollKind);
+    const rules = this.rules.filter((c) => c.reads.some((k) => kindsHere.has(k)));
+    if (rules.length === 0) return;
+
+    const tracked = new Map<string, TrackedAlert>();
+    for (const t of this.repo.trackedForRules(rules.map((c) => c.rule.name))) tracked.set(pairKey(t.alert.rule, t.alert.entity), t);
+    const history = cachedHistory(this.sources.history);
+    const rejected = new Set(outcome.rejected.map((r) => r.entity).filter((e): e is string => e !== undefined));
+    let lastSeen: Set<string> | undefined;
+
+    for (const c of rules) {
+      const { rule } = c;
+      const seen = new Set<string>();
+      const id: AlertIdentity = { rule: rule.name, kind: rule.kind, entity: '', severity: rule.severity };
+      for (const reading of outcome.readings) {
+        if (!c.reads.includes(reading.kind) || !matchesSelect(rule.select as Select, reading)) continue;
+        seen.add(reading.entity);
+        const prev = tracked.get(pairKey(rule.name, reading.entity));
+        const active = isActive(prev?.alert);
+        const verdict = this.evaluate(c, reading, now, history, active);
+        out.evaluated++;
+        if (!prev && verdict.status !== 'breach') {
+          if (verdict.status === 'data_error') out.dataErrors.push({ rule: rule.name, entity: reading.entity, reason: verdict.reason });
+          continue; // the common case: nothing wrong, nothing stored
+        }
+        const describe = () => describeAlert(rule, reading, verdict);
+        const signal: Signal = { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe };
+        const r = this.apply(prev, signal, now, c.settings, { ...id, entity: reading.entity }, out);
+        tracked.set(pairKey(rule.name, reading.entity), r.next);
+      }
+      for (const t of tracked.values()) {
+        if (t.alert.rule !== rule.name || !isActive(t.alert) || seen.has(t.alert.entity) || rejected.has(t.alert.entity)) continue;
+        lastSeen ??= new Set(this.sources.lastSeenBy(outcome.poll).map((e) => pairKey(e.kind, e.entity)));
+        if (!c.reads.some((k) => lastSeen!.has(pairKey(k, t.alert.entity)))) continue;
+        const r = this.apply(t, { type: 'absent' }, now, c.settings, identityOf(t.alert), out);
+        tracked.set(pairKey(rule.name, t.alert.entity), r.next);
+      }
+    }
+  }
+
+  private evaluate(c: CompiledRule, reading: Reading, now: number, history: HistoryView, active: boolean): Verdict {
+    const maxAge = c.maxAge ?? (reading.kind === 'market' ? this.opts.alerting.max_reading_age : undefined);
+    if (maxAge !== undefined && now - reading.at > maxAge) {
+      return { status: 'data_error', reason: 'stale_reading' };
+    }
+    try {
+      return c.kind.evaluate({ rule: c.rule, reading, now, history, active });
+    } catch (err) {
+      this.opts.log.error('alert_evaluate_failed', { rule: c.rule.name, entity: reading.entity, err });
+      return { status: 'data_error', reason: 'evaluate_failed' };
+    }
+  }
+}
+
+const pairKey = (a: string, b: string): string => `${a}\u0000${b}`;
+
+function identityOf(a: Alert): AlertIdentity {
+  return { rule: a.rule, kind: a.kind, entity: a.entity, severity: a.severity };
+}
+
+/** Labels (rule, alertname, severity over the reading's and the rule's labels) and rendered annotations of one alert. */
+export function describeAlert(rule: RuleBase, reading: Reading, verdict: Verdict): { labels: Record<string, string>; annotations: Record<string, string> } {
+  return {
+    labels: { ...reading.labels, ...rule.labels, rule: rule.name, alertname: rule.name, severity: rule.severity },
+    annotations: renderAnnotations(rule, reading, verdict),
+  };
+}
+
+/** A history view that answers each (kind, entity, t) question once per poll: several rules often ask the same one. */
+function cachedHistory(h: HistoryView): HistoryView {
+  const at = new Map<string, Reading | undefined>();
+  const range = new Map<string, Reading[]>();
+  return {
+    at(kind, entity, t) {
+      const k = `${kind}\u0000${entity}\u0000${t}`;
+      if (!at.has(k)) at.set(k, h.at(kind, entity, t));
+      return at.get(k);
+    },
+    range(kind, entity, from, to) {
+      const k = `${kind}\u0000${entity}\u0000${from}\u0000${to}`;
+      let r = range.get(k);
+      if (!r) {
+        r = h.range(kind, entity, from, to);
+        range.set(k, r);
+      }
+      return r;
+    },
+  };
+}

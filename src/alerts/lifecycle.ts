@@ -1,0 +1,278 @@
+/**
+ * The alert lifecycle as a pure function: (previous state, one signal, now) → next state + events.
+ *
+ *   inactive ──breach──▶ pending ──`for` elapsed──▶ firing ──ok (after keep_firing_for)──▶ resolved
+ *       ▲                  │ ok / absent: cancelled                    │ absent_for polls: resolved
+ *       └──────────────────┘                                           ▼
+ *                                            resolved ──breach──▶ pending / firing again
+ *
+ * `wait` and `data_error` verdicts change nothing (a data error is handed back to be counted); a failed poll changes
+ * nothing at all. Flapping: more than `flap_threshold` changes into firing or resolved within `flap_window` set
+ * `flapping`, emit one `flapping` event, and silence firing/resolved/pending/cancelled events until the alert has
+ * not changed for `flap_window`; then one `settled` event carries the state it settled in.
+ */
+import { createHash } from 'node:crypto';
+import type { Alert, AlertEvent, AlertState, Severity } from '../model.js';
+import type { Verdict } from '../rules/rule-kind.js';
+
+/** The per-rule timings the lifecycle applies, all durations in ms. */
+export interface LifecycleSettings {
+  for: number;
+  keep_firing_for: number;
+  /** Consecutive successful polls an entity may be missing from before its alert resolves. */
+  absent_for: number;
+  flap_threshold: number;
+  flap_window: number;
+}
+
+/** What a new alert is made of, when there is no previous state. */
+export interface AlertIdentity {
+  rule: string;
+  kind: string;
+  entity: string;
+  severity: Severity;
+}
+
+/** Labels and annotations of an alert; built lazily, only for alerts that are (or become, or stop being) active. */
+export interface AlertDescription {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+/** One thing that happened to a (rule, entity) pair. */
+export type Signal =
+  /** A reading of the entity was judged. */
+  | { type: 'verdict'; verdict: Verdict; data_at?: number | null; block?: number | null; describe?: () => AlertDescription }
+  /** A successful poll that last saw the entity did not return it (or it no longer matches the rule's select). */
+  | { type: 'absent' }
+  /** The poll that feeds the rule failed: changes nothing. */
+  | { type: 'failed_poll' }
+  /** Time passed: `for`, keep_firing_for and flap settling are checked. */
+  | { type: 'tick' }
+  /** The rule is gone (removed or disabled on reload): resolve or cancel now, flapping or not. */
+  | { type: 'retire' };
+
+/** Input of {@link step}. */
+export interface StepInput {
+  signal: Signal;
+  now: number;
+  settings: LifecycleSettings;
+  /** Used when there is no previous state. */
+  identity: AlertIdentity;
+}
+
+/**
+ * An alert with the lifecycle's private bookkeeping, persisted beside it but never part of the shared
+ * {@link Alert} shape: `cleared_at` is when the condition stopped holding while firing (keep_firing_for runs from it).
+ */
+export interface TrackedAlert {
+  alert: Alert;
+  cleared_at: number | null;
+}
+
+/** Output of {@link step}. */
+export interface StepResult {
+  next: TrackedAlert;
+  events: AlertEvent[];
+  /** Set when the signal was a `data_error` verdict: the engine counts and reports it; no state changed. */
+  dataError?: string;
+}
+
+/** Stable id of (rule name, entity): the first 16 hex digits of a sha256. */
+export function fingerprint(rule: string, entity: string): string {
+  return createHash('sha256').update(rule).update('\u0000').update(entity).digest('hex').slice(0, 16);
+}
+
+/** Whether an alert counts as active (pending or firing). */
+export function isActive(a: Pick<Alert, 'state'> | undefined): boolean {
+  return a !== undefined && (a.state === 'pending' || a.state === 'firing');
+}
+
+/** A fresh, inactive alert for `id`. */
+export function newAlert(id: AlertIdentity, now: number): Alert {
+  return {
+    fingerprint: fingerprint(id.rule, id.entity),
+    rule: id.rule,
+    kind: id.kind,
+    entity: id.entity,
+    state: 'inactive',
+    flapping: false,
+    severity: id.severity,
+    labels: {},
+    annotations: {},
+    value: null,
+    threshold: null,
+    previous_value: null,
+    peak: null,
+    data_at: null,
+    block: null,
+    pending_since: null,
+    firing_since: null,
+    resolved_at: null,
+    last_eval_at: now,
+    last_notified_at: null,
+    absent_polls: 0,
+    changes: [],
+  };
+}
+
+/** A deep-enough copy: the arrays and maps of an alert are never shared between states or events. */
+export function cloneAlert(a: Alert): Alert {
+  return { ...a, labels: { ...a.labels }, annotations: { ...a.annotations }, changes: [...a.changes] };
+}
+
+const finite = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/** The value farther from the threshold, in the direction the value crossed it (max when above, min when below). */
+function morePeak(peak: number | null, value: number | null, threshold: number | null): number | null {
+  if (value === null) return peak;
+  if (peak === null) return value;
+  const below = threshold !== null && value < threshold && peak < threshold;
+  return below ? Math.min(peak, value) : Math.max(peak, value);
+}
+
+/** Applies one signal to the previous state of a (rule, entity) pair. Pure: `prev` is never modified. */
+export function step(prev: TrackedAlert | undefined, input: StepInput): StepResult {
+  const { signal, now, settings } = input;
+  if (signal.type === 'failed_poll') {
+    return { next: prev ?? { alert: newAlert(input.identity, now), cleared_at: null }, events: [] };
+  }
+  const a = prev ? cloneAlert(prev.alert) : newAlert(input.identity, now);
+  let clearedAt = prev?.cleared_at ?? null;
+  const events: AlertEvent[] = [];
+  let dataError: string | undefined;
+
+  const emit = (type: AlertEvent['type']) => events.push({ type, at: now, alert: cloneAlert(a) });
+
+  const moveTo = (state: AlertState) => {
+    a.state = state;
+    if (state === 'pending') {
+      if (!a.flapping) emit('pending');
+      return;
+    }
+    if (state === 'inactive') {
+      if (!a.flapping) emit('cancelled');
+      return;
+    }
+    // firing and resolved are the changes that notify, so they are the ones that count towards flapping.
+    a.changes = [...a.changes.filter((t) => t > now - settings.flap_window), now];
+    if (!a.flapping && a.changes.length > settings.flap_threshold) {
+      a.flapping = true;
+      emit('flapping');
+      return;
+    }
+    if (!a.flapping) emit(state);
+  };
+
+  const startEpisode = () => {
+    a.pending_since = now;
+    a.firing_since = null;
+    a.resolved_at = null;
+    a.peak = null;
+    clearedAt = null;
+  };
+  const fire = () => {
+    a.firing_since = now;
+    clearedAt = null;
+    moveTo('firing');
+  };
+  const resolve = () => {
+    a.resolved_at = now;
+    clearedAt = null;
+    moveTo('resolved');
+  };
+  const cancel = () => {
+    clearedAt = null;
+    moveTo('inactive');
+  };
+
+  /** Timers that move without a reading: `for`, keep_firing_for. */
+  const timers = () => {
+    if (a.state === 'pending' && a.absent_polls === 0 && a.pending_since !== null && now - a.pending_since >= settings.for) fire();
+    else if (a.state === 'firing' && clearedAt !== null && now - clearedAt >= settings.keep_firing_for) resolve();
+  };
+
+  switch (signal.type) {
+    case 'verdict': {
+      const v = signal.verdict;
+      a.absent_polls = 0;
+      if (v.status === 'wait') break;
+      if (v.status === 'data_error') {
+        dataError = v.reason;
+        break;
+      }
+      const wasActive = isActive(a);
+      if (!wasActive && v.status === 'ok') {
+        a.last_eval_at = now;
+        break; // a dormant alert judged fine again: nothing to record
+      }
+      a.last_eval_at = now;
+      a.previous_value = v.previous !== undefined ? finite(v.previous) : a.value;
+      a.value = finite(v.value);
+      a.threshold = finite(v.threshold);
+      a.data_at = signal.data_at ?? a.data_at;
+      a.block = signal.block ?? a.block;
+      a.kind = input.identity.kind;
+      a.severity = input.identity.severity;
+      if (signal.describe) {
+        const d = signal.describe();
+        a.labels = { ...d.labels };
+        a.annotations = { ...d.annotations };
+      }
+      if (v.status === 'breach') {
+        clearedAt = null;
+        if (!wasActive) {
+          startEpisode();
+          a.peak = a.value;
+          if (settings.for <= 0) fire();
+          else moveTo('pending');
+        } else {
+          a.peak = morePeak(a.peak, a.value, a.threshold);
+          if (a.state === 'pending' && a.pending_since !== null && now - a.pending_since >= settings.for) fire();
+        }
+      } else if (a.state === 'pending') {
+        cancel();
+      } else {
+        clearedAt ??= now;
+        if (now - clearedAt >= settings.keep_firing_for) resolve();
+      }
+      break;
+    }
+    case 'absent': {
+      if (!isActive(a)) break;
+      a.absent_polls += 1;
+      if (a.absent_polls >= settings.absent_for) {
+        if (a.state === 'pending') cancel();
+        else resolve();
+      }
+      break;
+    }
+    case 'tick':
+      timers();
+      break;
+    case 'retire': {
+      const wasFlapping = a.flapping;
+      a.flapping = false;
+      a.changes = [];
+      if (a.state === 'pending') cancel();
+      else if (a.state === 'firing' || wasFlapping) {
+        // A flapping alert already told people it was unstable: they hear that it is over.
+        a.resolved_at = a.state === 'firing' ? now : a.resolved_at;
+        a.state = 'resolved';
+        clearedAt = null;
+        emit('resolved');
+      }
+      break;
+    }
+  }
+
+  if (a.flapping) {
+    const last = a.changes.length > 0 ? a.changes[a.changes.length - 1]! : -Infinity;
+    if (now - last >= settings.flap_window) {
+      a.flapping = false;
+      a.changes = [];
+      emit('settled');
+    }
+  }
+  return { next: { alert: a, cleared_at: clearedAt }, events, ...(dataError !== undefined ? { dataError } : {}) };
+}

@@ -1,0 +1,233 @@
+/**
+ * Alert state in SQLite: `alerts` (one row per fingerprint) and `alert_events` (every transition). Statements are
+ * prepared once; every method runs in the caller's transaction when called inside one (the engine relies on it).
+ */
+import type Database from 'better-sqlite3';
+import type { Alert, AlertEvent, AlertState, Severity } from '../model.js';
+import type { TrackedAlert } from './lifecycle.js';
+
+/** Filter of {@link AlertRepo.list}. */
+export interface AlertFilter {
+  state?: AlertState | readonly AlertState[];
+  rule?: string;
+}
+
+/** One recorded transition. */
+export interface StoredAlertEvent extends AlertEvent {
+  id: number;
+}
+
+/** Repository of alert state and transitions. */
+export interface AlertRepo {
+  get(fingerprint: string): Alert | undefined;
+  /** Alerts ordered by rule then entity, optionally filtered by state(s) and rule. */
+  list(filter?: AlertFilter): Alert[];
+  /** Pending and firing alerts. */
+  active(): Alert[];
+  firing(): Alert[];
+  /** Inserts or replaces an alert (keeping a newer last_notified_at already stored). */
+  save(alert: Alert): void;
+  /** Records transitions in order; returns their ids. */
+  recordEvents(events: readonly AlertEvent[]): number[];
+  /** Transitions, oldest first: of one alert, or all; `limit` keeps the newest that many. */
+  events(fingerprint?: string, opts?: { limit?: number; since?: number }): StoredAlertEvent[];
+  /** Notes that a notification for the alert went out at `at`. */
+  markNotified(fingerprint: string, at: number): void;
+  /** Deletes transitions older than `olderThan`; returns the rows deleted. */
+  pruneEvents(olderThan: number): number;
+  /** For the engine: an alert with its lifecycle bookkeeping. */
+  getTracked(fingerprint: string): TrackedAlert | undefined;
+  /** For the engine: every alert of the given rules, with bookkeeping. */
+  trackedForRules(rules: readonly string[]): TrackedAlert[];
+  /** For the engine: alerts a timer may move (pending, firing, flapping), with bookkeeping. */
+  trackedLive(): TrackedAlert[];
+  /** For the engine: pending/firing/flapping alerts whose rule is not in `rules`. */
+  trackedOrphans(rules: readonly string[]): TrackedAlert[];
+  /** For the engine: saves an alert with its bookkeeping. */
+  saveTracked(t: TrackedAlert): void;
+}
+
+interface AlertRow {
+  fingerprint: string;
+  rule: string;
+  kind: string;
+  entity: string;
+  state: AlertState;
+  flapping: number;
+  severity: Severity;
+  labels: string;
+  annotations: string;
+  value: number | null;
+  threshold: number | null;
+  previous_value: number | null;
+  peak: number | null;
+  data_at: number | null;
+  block: number | null;
+  pending_since: number | null;
+  firing_since: number | null;
+  resolved_at: number | null;
+  last_eval_at: number;
+  last_notified_at: number | null;
+  absent_polls: number;
+  changes: string;
+  cleared_at: number | null;
+}
+
+interface EventRow {
+  id: number;
+  type: AlertEvent['type'];
+  at: number;
+  alert: string;
+}
+
+const COLS = `fingerprint, rule, kind, entity, state, flapping, severity, labels, annotations, value, threshold,
+  previous_value, peak, data_at, block, pending_since, firing_since, resolved_at, last_eval_at, last_notified_at,
+  absent_polls, changes, cleared_at`;
+
+function toTracked(r: AlertRow): TrackedAlert {
+  return {
+    alert: {
+      fingerprint: r.fingerprint,
+      rule: r.rule,
+      kind: r.kind,
+      entity: r.entity,
+      state: r.state,
+      flapping: r.flapping === 1,
+      severity: r.severity,
+      labels: JSON.parse(r.labels) as Record<string, string>,
+      annotations: JSON.parse(r.annotations) as Record<string, string>,
+      value: r.value,
+      threshold: r.threshold,
+      previous_value: r.previous_value,
+      peak: r.peak,
+      data_at: r.data_at,
+      block: r.block,
+      pending_since: r.pending_since,
+      firing_since: r.firing_since,
+      resolved_at: r.resolved_at,
+      last_eval_at: r.last_eval_at,
+      last_notified_at: r.last_notified_at,
+      absent_polls: r.absent_polls,
+      changes: JSON.parse(r.changes) as number[],
+    },
+    cleared_at: r.cleared_at,
+  };
+}
+
+const num = (v: number | null): number | null => (v !== null && Number.isFinite(v) ? v : null);
+
+function toParams(t: TrackedAlert): Record<string, unknown> {
+  const a = t.alert;
+  return {
+    fingerprint: a.fingerprint,
+    rule: a.rule,
+    kind: a.kind,
+    entity: a.entity,
+    state: a.state,
+    flapping: a.flapping ? 1 : 0,
+    severity: a.severity,
+    labels: JSON.stringify(a.labels),
+    annotations: JSON.stringify(a.annotations),
+    value: num(a.value),
+    threshold: num(a.threshold),
+    previous_value: num(a.previous_value),
+    peak: num(a.peak),
+    data_at: a.data_at,
+    block: a.block,
+    pending_since: a.pending_since,
+    firing_since: a.firing_since,
+    resolved_at: a.resolved_at,
+    last_eval_at: a.last_eval_at,
+    last_notified_at: a.last_notified_at,
+    absent_polls: a.absent_polls,
+    changes: JSON.stringify(a.changes),
+    cleared_at: t.cleared_at,
+  };
+}
+
+/** Builds the alert repository over a database migrated to at least version 2. */
+export function createAlertRepo(db: Database.Database): AlertRepo {
+  const upsert = db.prepare(
+    `INSERT INTO alerts (${COLS}) VALUES (@fingerprint, @rule, @kind, @entity, @state, @flapping, @severity, @labels,
+       @annotations, @value, @threshold, @previous_value, @peak, @data_at, @block, @pending_since, @firing_since,
+       @resolved_at, @last_eval_at, @last_notified_at, @absent_polls, @changes, @cleared_at)
+     ON CONFLICT (fingerprint) DO UPDATE SET rule = excluded.rule, kind = excluded.kind, entity = excluded.entity,
+       state = excluded.state, flapping = excluded.flapping, severity = excluded.severity, labels = excluded.labels,
+       annotations = excluded.annotations, value = excluded.value, threshold = excluded.threshold,
+       previous_value = excluded.previous_value, peak = excluded.peak, data_at = excluded.data_at, block = excluded.block,
+       pending_since = excluded.pending_since, firing_since = excluded.firing_since, resolved_at = excluded.resolved_at,
+       last_eval_at = excluded.last_eval_at,
+       last_notified_at = coalesce(max(excluded.last_notified_at, alerts.last_notified_at), excluded.last_notified_at, alerts.last_notified_at),
+       absent_polls = excluded.absent_polls, changes = excluded.changes, cleared_at = excluded.cleared_at`,
+  );
+  const getOne = db.prepare<[string], AlertRow>(`SELECT ${COLS} FROM alerts WHERE fingerprint = ?`);
+  const listAll = db.prepare<{ states: string | null; rule: string | null }, AlertRow>(
+    `SELECT ${COLS} FROM alerts
+     WHERE (@states IS NULL OR state IN (SELECT value FROM json_each(@states))) AND (@rule IS NULL OR rule = @rule)
+     ORDER BY rule, entity`,
+  );
+  const forRules = db.prepare<[string], AlertRow>(
+    `SELECT ${COLS} FROM alerts WHERE rule IN (SELECT value FROM json_each(?))`,
+  );
+  const live = db.prepare<[], AlertRow>(
+    `SELECT ${COLS} FROM alerts WHERE state IN ('pending', 'firing') OR flapping = 1 ORDER BY rule, entity`,
+  );
+  const orphans = db.prepare<[string], AlertRow>(
+    `SELECT ${COLS} FROM alerts WHERE (state IN ('pending', 'firing') OR flapping = 1)
+       AND rule NOT IN (SELECT value FROM json_each(?)) ORDER BY rule, entity`,
+  );
+  const insertEvent = db.prepare(
+    `INSERT INTO alert_events (fingerprint, rule, entity, type, at, alert) VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const eventsOf = db.prepare<[string, number, number], EventRow>(
+    `SELECT * FROM (SELECT id, type, at, alert FROM alert_events WHERE fingerprint = ? AND at >= ? ORDER BY id DESC LIMIT ?) ORDER BY id`,
+  );
+  const eventsAll = db.prepare<[number, number], EventRow>(
+    `SELECT * FROM (SELECT id, type, at, alert FROM alert_events WHERE at >= ? ORDER BY id DESC LIMIT ?) ORDER BY id`,
+  );
+  const notified = db.prepare(
+    `UPDATE alerts SET last_notified_at = max(coalesce(last_notified_at, 0), ?) WHERE fingerprint = ?`,
+  );
+  const prune = db.prepare(`DELETE FROM alert_events WHERE at < ?`);
+
+  const toEvent = (r: EventRow): StoredAlertEvent => ({ id: r.id, type: r.type, at: r.at, alert: JSON.parse(r.alert) as Alert });
+  const plain = (rows: AlertRow[]): Alert[] => rows.map((r) => toTracked(r).alert);
+
+  return {
+    get: (fp) => {
+      const row = getOne.get(fp);
+      return row ? toTracked(row).alert : undefined;
+    },
+    list: (filter = {}) => {
+      const states = filter.state === undefined ? null : JSON.stringify(Array.isArray(filter.state) ? filter.state : [filter.state]);
+      return plain(listAll.all({ states, rule: filter.rule ?? null }));
+    },
+    active: () => plain(listAll.all({ states: '["pending","firing"]', rule: null })),
+    firing: () => plain(listAll.all({ states: '["firing"]', rule: null })),
+    save: (alert) => {
+      const prev = getOne.get(alert.fingerprint);
+      upsert.run(toParams({ alert, cleared_at: prev?.cleared_at ?? null }));
+    },
+    recordEvents: (events) =>
+      events.map((e) => Number(insertEvent.run(e.alert.fingerprint, e.alert.rule, e.alert.entity, e.type, e.at, JSON.stringify(e.alert)).lastInsertRowid)),
+    events: (fp, opts = {}) => {
+      const limit = opts.limit ?? -1;
+      const since = opts.since ?? Number.MIN_SAFE_INTEGER;
+      return (fp === undefined ? eventsAll.all(since, limit) : eventsOf.all(fp, since, limit)).map(toEvent);
+    },
+    markNotified: (fp, at) => {
+      notified.run(at, fp);
+    },
+    pruneEvents: (olderThan) => prune.run(olderThan).changes,
+    getTracked: (fp) => {
+      const row = getOne.get(fp);
+      return row ? toTracked(row) : undefined;
+    },
+    trackedForRules: (rules) => (rules.length === 0 ? [] : forRules.all(JSON.stringify(rules)).map(toTracked)),
+    trackedLive: () => live.all().map(toTracked),
+    trackedOrphans: (rules) => orphans.all(JSON.stringify(rules)).map(toTracked),
+    saveTracked: (t) => {
+      upsert.run(toParams(t));
+    },
+  };
+}
