@@ -1,0 +1,272 @@
+/**
+ * HTTP to the data service: one keep-alive undici Pool per origin, the API key header, a per-request
+ * deadline, a bound on requests in flight, and one retry loop (exponential backoff with full jitter,
+ * Retry-After honoured) for 429, 5xx, timeouts, network errors and truncated JSON. Each attempt only
+ * *classifies* its outcome; the loop alone decides whether and when to try again.
+ *
+ * undici's own RetryAgent is not used: it cannot take an injected sleep, retry a body that fails to
+ * parse, apply full jitter, or tell the caller why it gave up in a metric-ready reason.
+ */
+import { Pool, type Dispatcher } from 'undici';
+import { formatDuration } from '../config/duration.js';
+import { silentLogger, type Logger } from '../log.js';
+import { DataServiceError, SOURCE_CODES, scrubCause, type SourceCode } from './errors.js';
+import { parseJsonExact } from './json.js';
+import { Semaphore } from './semaphore.js';
+import { redact } from '../errors.js';
+
+/** Waits `ms`, rejecting with the signal's reason as soon as `signal` aborts. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** The real sleep: a timer that an abort cancels. */
+export const abortableSleep: Sleep = (ms, signal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** How the HTTP layer behaves; the `source:` config section maps onto it one to one. */
+export interface HttpOptions {
+  apiKey?: string;
+  /** Deadline of one attempt (headers and body), ms. */
+  timeout: number;
+  /** Further attempts after the first one fails retryably. */
+  retries: number;
+  /** First backoff ceiling, ms; doubles per attempt up to `maxBackoff`. */
+  backoff: number;
+  maxBackoff: number;
+  /** Requests in flight at once across the whole client. */
+  concurrency: number;
+  /** Sends every request through this dispatcher instead of the client's own pools (not closed by the client). */
+  dispatcher?: Dispatcher;
+  sleep?: Sleep;
+  /** Source of jitter in [0, 1). */
+  random?: () => number;
+  /** Wall clock for Retry-After dates, ms. */
+  now?: () => number;
+  log?: Logger;
+}
+
+/** One request: where, what, and which statuses other than 2xx count as an answer (404 for lists). */
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  /** Absolute URL, query included. */
+  url: URL;
+  body?: unknown;
+  signal?: AbortSignal;
+  /** Statuses returned to the caller instead of failing, e.g. [404] where 404 means "nothing matched". */
+  accept?: readonly number[];
+}
+
+/** A response whose body parsed as JSON. */
+export interface HttpResponse {
+  status: number;
+  body: unknown;
+}
+
+/** What one attempt ended with, before the retry loop decides. */
+type Attempt =
+  | { ok: true; response: HttpResponse }
+  | { ok: false; code: SourceCode; reason: string; status?: number; detail: string; retryable: boolean; retryAfterMs?: number; cause?: unknown };
+
+const AUTH_TEXT = 'API key missing or rejected';
+
+/** The HTTP layer shared by all endpoint calls of one client. */
+export class HttpClient {
+  private readonly pools = new Map<string, Pool>();
+  private readonly permits: Semaphore;
+  private readonly sleep: Sleep;
+  private readonly random: () => number;
+  private readonly now: () => number;
+  private readonly log: Logger;
+  private closed = false;
+
+  constructor(private readonly opts: HttpOptions) {
+    this.permits = new Semaphore(opts.concurrency);
+    this.sleep = opts.sleep ?? abortableSleep;
+    this.random = opts.random ?? Math.random;
+    this.now = opts.now ?? Date.now;
+    this.log = opts.log ?? silentLogger;
+  }
+
+  /** Sends a request with retries; resolves with the parsed JSON body or rejects with a {@link DataServiceError}. */
+  async request(req: HttpRequest): Promise<HttpResponse> {
+    const endpoint = `${req.method} ${req.url.pathname}`;
+    for (let attempt = 1; ; attempt++) {
+      if (req.signal?.aborted) throw this.aborted(endpoint, req.signal);
+      let outcome: Attempt;
+      try {
+        outcome = await this.permits.use(() => this.attempt(req), req.signal);
+      } catch (err) {
+        if (req.signal?.aborted) throw this.aborted(endpoint, req.signal);
+        throw err;
+      }
+      if (outcome.ok) return outcome.response;
+      if (!outcome.retryable || attempt > this.opts.retries) {
+        const tail = attempt > 1 ? `; gave up after ${attempt} attempts` : '';
+        throw new DataServiceError(outcome.code, redact(`${endpoint}: ${outcome.detail}${tail}`, [this.opts.apiKey]), {
+          endpoint,
+          reason: outcome.reason,
+          status: outcome.status,
+          retryable: outcome.retryable,
+          cause: scrubCause(outcome.cause, [this.opts.apiKey]),
+        });
+      }
+      const delay = this.delayBefore(attempt + 1, outcome.retryAfterMs);
+      this.log.debug('source retry', { endpoint, attempt, reason: outcome.reason, status: outcome.status, delay_ms: delay });
+      try {
+        await this.sleep(delay, req.signal);
+      } catch {
+        throw this.aborted(endpoint, req.signal);
+      }
+    }
+  }
+
+  /** Closes the client's own pools (not a dispatcher passed in). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.close()));
+  }
+
+  /** Backoff before attempt `next` (2, 3, ...): Retry-After when the server gave one, else full jitter. */
+  private delayBefore(next: number, retryAfterMs: number | undefined): number {
+    if (retryAfterMs !== undefined) return Math.min(retryAfterMs, this.opts.maxBackoff);
+    const ceiling = Math.min(this.opts.maxBackoff, this.opts.backoff * 2 ** (next - 2));
+    return Math.floor(this.random() * ceiling);
+  }
+
+  private dispatcherFor(url: URL): Dispatcher {
+    if (this.opts.dispatcher) return this.opts.dispatcher;
+    if (this.closed) throw new Error('the data-service client is closed');
+    let pool = this.pools.get(url.origin);
+    if (!pool) {
+      pool = new Pool(url.origin, {
+        connections: this.opts.concurrency,
+        keepAliveTimeout: 30_000,
+        headersTimeout: this.opts.timeout,
+        bodyTimeout: this.opts.timeout,
+      });
+      this.pools.set(url.origin, pool);
+    }
+    return pool;
+  }
+
+  /** One attempt: send, read, parse, classify. Never throws for a failure the loop may retry. */
+  private async attempt(req: HttpRequest): Promise<Attempt> {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new Error('deadline')), this.opts.timeout);
+    const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.opts.apiKey) headers['x-api-key'] = this.opts.apiKey;
+    if (req.body !== undefined) headers['content-type'] = 'application/json';
+    let status: number;
+    let text: string;
+    let retryAfter: string | undefined;
+    try {
+      const res = await this.dispatcherFor(req.url).request({
+        origin: req.url.origin,
+        path: req.url.pathname + req.url.search,
+        method: req.method,
+        headers,
+        body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        signal,
+      });
+      status = res.statusCode;
+      const ra = res.headers['retry-after'];
+      retryAfter = Array.isArray(ra) ? ra[0] : ra;
+      text = await res.body.text();
+    } catch (err) {
+      if (req.signal?.aborted) throw err;
+      if (deadline.signal.aborted || isTimeout(err)) {
+        return { ok: false, code: SOURCE_CODES.timeout, reason: 'timeout', detail: `no complete response within ${formatDuration(this.opts.timeout)}`, retryable: true, cause: err };
+      }
+      const code = (err as { code?: unknown }).code;
+      return { ok: false, code: SOURCE_CODES.network, reason: 'network', detail: `network error${typeof code === 'string' ? ` ${code}` : ''}: ${errText(err)}`, retryable: true, cause: err };
+    } finally {
+      clearTimeout(timer);
+    }
+    return this.classify(status, text, retryAfter, req.accept ?? []);
+  }
+
+  private classify(status: number, text: string, retryAfter: string | undefined, accept: readonly number[]): Attempt {
+    if ((status >= 200 && status < 300) || accept.includes(status)) {
+      if (status === 204 || (text.trim() === '' && status !== 200)) return { ok: true, response: { status, body: null } };
+      try {
+        return { ok: true, response: { status, body: parseJsonExact(text) } };
+      } catch (err) {
+        // A body cut short is almost always the transport (a dropped connection, a proxy), so retry it.
+        return { ok: false, code: SOURCE_CODES.badJson, reason: 'bad_json', status, detail: `${status} but the body is not valid JSON (${errText(err)}, ${text.length} bytes)`, retryable: true, cause: err };
+      }
+    }
+    const said = this.serviceSays(text);
+    if (status === 401 || status === 403) {
+      const hint = this.opts.apiKey ? '' : ' (source.api_key is not set)';
+      return { ok: false, code: SOURCE_CODES.auth, reason: `http_${status}`, status, detail: `${status} — ${AUTH_TEXT}${hint}${said}`, retryable: false };
+    }
+    if (status === 429) {
+      return { ok: false, code: SOURCE_CODES.http, reason: 'http_429', status, detail: `429 — rate limited${said}`, retryable: true, retryAfterMs: parseRetryAfter(retryAfter, this.now()) };
+    }
+    if (status >= 500) {
+      return { ok: false, code: SOURCE_CODES.http, reason: 'http_5xx', status, detail: `${status} — the service failed${said}`, retryable: true, retryAfterMs: parseRetryAfter(retryAfter, this.now()) };
+    }
+    const reason = status === 400 || status === 404 ? `http_${status}` : 'http_4xx';
+    const what = status === 400 ? 'the service rejected the request' : status === 404 ? 'nothing matched' : 'unexpected status';
+    return { ok: false, code: SOURCE_CODES.http, reason, status, detail: `${status} — ${what}${said}`, retryable: false };
+  }
+
+  /** The service's own explanation from an error body (`error`, `message`, `details`, GraphQL `errors`), scrubbed. */
+  private serviceSays(text: string): string {
+    let parts: string[] = [];
+    try {
+      const body = JSON.parse(text) as Record<string, unknown>;
+      if (body && typeof body === 'object') {
+        for (const key of ['error', 'message', 'details']) {
+          const v = body[key];
+          if (typeof v === 'string') parts.push(v);
+          else if (v && typeof v === 'object') parts.push(JSON.stringify(v));
+        }
+        if (Array.isArray(body.errors)) parts.push(...body.errors.map((e) => String((e as { message?: unknown })?.message ?? e)));
+      }
+    } catch {
+      if (text.trim() && !text.trimStart().startsWith('<')) parts.push(text.trim());
+    }
+    parts = [...new Set(parts)];
+    if (parts.length === 0) return '';
+    const joined = parts.join(': ');
+    const short = joined.length > 200 ? `${joined.slice(0, 197)}...` : joined;
+    return ` (service says: ${redact(short, [this.opts.apiKey])})`;
+  }
+
+  private aborted(endpoint: string, signal: AbortSignal | undefined): DataServiceError {
+    const why = signal?.reason instanceof Error ? signal.reason.message : typeof signal?.reason === 'string' ? signal.reason : 'aborted';
+    return new DataServiceError(SOURCE_CODES.aborted, `${endpoint}: aborted (${redact(why, [this.opts.apiKey])})`, { endpoint, reason: 'aborted' });
+  }
+}
+
+/** Parses Retry-After (delta seconds or an HTTP date) to ms from now; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function isTimeout(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,107 @@
+/**
+ * Page walks. Both stop on the service's own "last page" signal, and fail — never return a partial
+ * list that would read as "the rest is gone" — on a repeated cursor, a missing cursor, or the page cap.
+ */
+import { DataServiceError, SOURCE_CODES } from './errors.js';
+import type { HttpClient } from './http.js';
+
+/** Rows of a whole walk and how many pages it took. */
+export interface PageWalk {
+  rows: unknown[];
+  pages: number;
+}
+
+function paginationError(endpoint: string, reason: string, message: string): DataServiceError {
+  return new DataServiceError(SOURCE_CODES.pagination, `${endpoint}: ${message}; partial data discarded`, { endpoint, reason });
+}
+
+function schemaError(endpoint: string, message: string): DataServiceError {
+  return new DataServiceError(SOURCE_CODES.schema, `${endpoint}: ${message}`, { endpoint, reason: 'schema' });
+}
+
+function append(into: unknown[], rows: readonly unknown[]): void {
+  for (const r of rows) into.push(r);
+}
+
+/** The rows of a list page: `data` when it is an array, else the body's first array member, else the body if it is an array. */
+export function pageRows(body: unknown): unknown[] | undefined {
+  if (Array.isArray(body)) return body;
+  if (!body || typeof body !== 'object') return undefined;
+  const obj = body as Record<string, unknown>;
+  if (Array.isArray(obj.data)) return obj.data;
+  for (const v of Object.values(obj)) if (Array.isArray(v)) return v;
+  return undefined;
+}
+
+/** `page_info` of a list page: whether more rows exist and the cursor to ask for them. */
+export function pageInfo(body: unknown): { hasMore: boolean; next: string | undefined } {
+  const obj = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  const info = (obj.page_info ?? obj.pageInfo ?? {}) as Record<string, unknown>;
+  const raw = info.next_cursor ?? info.nextCursor ?? obj.next_cursor;
+  const next = typeof raw === 'string' && raw !== '' ? raw : typeof raw === 'number' ? String(raw) : undefined;
+  const more = info.has_more ?? info.hasMore;
+  const hasMore = typeof more === 'boolean' ? more : more === 'true' ? true : more === 'false' ? false : next !== undefined;
+  return { hasMore, next };
+}
+
+/**
+ * Walks a cursor-paginated list (positions, assets, holdings) to its end. `url(cursor)` builds the
+ * request of each page; a 404 is "nothing matched", an empty last page.
+ */
+export async function walkCursorPages(
+  http: HttpClient,
+  endpoint: string,
+  url: (cursor: string | undefined) => URL,
+  maxPages: number,
+  signal?: AbortSignal,
+): Promise<PageWalk> {
+  const rows: unknown[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 1; ; page++) {
+    const res = await http.request({ method: 'GET', url: url(cursor), signal, accept: [404] });
+    if (res.status === 404) return { rows, pages: page };
+    const items = pageRows(res.body);
+    if (!items) throw schemaError(endpoint, `page ${page} has no array of rows`);
+    append(rows, items);
+    const { hasMore, next } = pageInfo(res.body);
+    if (!hasMore) return { rows, pages: page };
+    if (next === undefined) throw paginationError(endpoint, 'missing_cursor', `page ${page} says has_more but gives no next_cursor`);
+    if (seen.has(next)) throw paginationError(endpoint, 'repeated_cursor', `page ${page} repeats cursor ${JSON.stringify(next.slice(0, 64))}`);
+    if (page >= maxPages) throw paginationError(endpoint, 'page_cap', `still more rows after ${maxPages} pages (source.max_pages)`);
+    seen.add(next);
+    cursor = next;
+  }
+}
+
+/**
+ * Walks a page-numbered list (historical benchmarks: `page` from 0, `nextPage` absent on the last page).
+ * A 404 is an empty last page.
+ */
+export async function walkNumberedPages(
+  http: HttpClient,
+  endpoint: string,
+  url: (page: number) => URL,
+  maxPages: number,
+  signal?: AbortSignal,
+): Promise<PageWalk> {
+  const rows: unknown[] = [];
+  const seen = new Set<number>();
+  let page = 0;
+  for (let count = 1; ; count++) {
+    seen.add(page);
+    const res = await http.request({ method: 'GET', url: url(page), signal, accept: [404] });
+    if (res.status === 404) return { rows, pages: count };
+    const body = res.body as Record<string, unknown> | null;
+    const items = pageRows(body);
+    if (!items) throw schemaError(endpoint, `page ${page} has no array of rows`);
+    append(rows, items);
+    const rawNext = body && !Array.isArray(body) ? body.nextPage : undefined;
+    if (rawNext === undefined || rawNext === null) return { rows, pages: count };
+    const next = Number(rawNext);
+    if (!Number.isInteger(next) || next < 0) throw schemaError(endpoint, `page ${page} gives nextPage ${JSON.stringify(rawNext)}, not a page number`);
+    if (seen.has(next)) throw paginationError(endpoint, 'repeated_cursor', `page ${page} points back to page ${next}`);
+    if (count >= maxPages) throw paginationError(endpoint, 'page_cap', `still more pages after ${maxPages} (source.max_pages)`);
+    page = next;
+  }
+}
