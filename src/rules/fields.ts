@@ -96,7 +96,7 @@ export function isKnownLabel(kind: ReadingKind, name: string): boolean {
   return !labels || labels.includes(name);
 }
 
-/** The closest of `candidates` to `name` (edit distance ≤ 2, or one a prefix of the other), for "did you mean" hints. */
+/** The closest of `candidates` to `name` (a small edit distance, else one holding every word of it), for "did you mean" hints. */
 export function closest(name: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
@@ -107,7 +107,15 @@ export function closest(name: string, candidates: Iterable<string>): string | un
       bestD = d;
     }
   }
-  return bestD <= Math.max(2, Math.floor(name.length / 4)) ? best : undefined;
+  if (bestD <= (name.length <= 4 ? 1 : Math.max(2, Math.floor(name.length / 4)))) return best;
+  // `loan_symbol` → `loan_asset_symbol`: every word of the name appears in the candidate; the shortest wins.
+  const words = name.toLowerCase().split(/[._]/).filter(Boolean);
+  let byWords: string | undefined;
+  for (const c of candidates) {
+    const cw = c.toLowerCase().split(/[._]/);
+    if (words.length > 0 && words.every((w) => cw.includes(w)) && (!byWords || c.length < byWords.length)) byWords = c;
+  }
+  return byWords;
 }
 
 function editDistance(a: string, b: string): number {

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { benchmark, market, position } from '../../test/rules-helpers.js';
+import { matchesSelect, selectCheck, selectKeyCheck, type Select } from './select.js';
+
+describe('matchesSelect', () => {
+  const m = market({ market: { chain: 'base', loan_asset_symbol: 'USDC', collateral_asset_symbol: 'wstETH', loan_asset_decimals: 6, oracle: '0xoracle01' } }, undefined, 'morpho-base-0xAbC123');
+  it.each<{ name: string; select: Select; want: boolean }>([
+    { name: 'empty select matches all', select: {}, want: true },
+    { name: 'label equals', select: { chain: 'base' }, want: true },
+    { name: 'label differs', select: { chain: 'mainnet' }, want: false },
+    { name: 'list is any-of', select: { chain: ['mainnet', 'base'] }, want: true },
+    { name: 'list with no match', select: { chain: ['mainnet', 'arbitrum'] }, want: false },
+    { name: 'glob prefix on an id', select: { market_id: 'morpho-base-0xab*' }, want: true },
+    { name: 'globs are case-insensitive (addresses)', select: { market_id: '*0XABC123' }, want: true },
+    { name: 'glob without match', select: { market_id: 'aave-*' }, want: false },
+    { name: 'brace alternatives', select: { loan_asset_symbol: '{USDC,USDT}' }, want: true },
+    { name: 'every key must match (AND)', select: { chain: 'base', loan_asset_symbol: 'DAI' }, want: false },
+    { name: 'falls back to fields', select: { utilization: '0.5' }, want: true },
+    { name: 'falls back to fields.market', select: { oracle: '0xORACLE*' }, want: true },
+    { name: 'numbers compare as text', select: { loan_asset_decimals: 6 }, want: true },
+    { name: 'a number that differs', select: { loan_asset_decimals: 18 }, want: false },
+    { name: 'dotted field path', select: { 'market.chain': 'base' }, want: true },
+    { name: 'entity', select: { entity: 'morpho-base-*' }, want: true },
+    { name: 'a key the reading lacks never matches', select: { network: '*' }, want: false },
+    { name: 'negated glob', select: { chain: '!mainnet' }, want: true },
+  ])('$name', ({ select, want }) => {
+    expect(matchesSelect(select, m)).toBe(want);
+  });
+
+  it.each<{ name: string; select: Select; want: boolean }>([
+    { name: 'boolean compares as text', select: { verified: false }, want: true },
+    { name: 'boolean that differs', select: { verified: true }, want: false },
+    { name: 'position wallet glob', select: { wallet: '0xwal*' }, want: true },
+  ])('position: $name', ({ select, want }) => {
+    expect(matchesSelect(select, position({ verified: false }))).toBe(want);
+  });
+
+  it('benchmark network and code', () => {
+    expect(matchesSelect({ network: ['base', 'mainnet'], code: 'usd' }, benchmark())).toBe(true);
+    expect(matchesSelect({ code: 'eth' }, benchmark())).toBe(false);
+  });
+});
+
+describe('selectCheck', () => {
+  it.each([
+    { name: 'fine', select: { chain: ['base'], market_id: '0xab*' }, want: [] },
+    { name: 'empty list', select: { chain: [] }, want: [{ path: ['chain'], message: 'an empty list matches nothing (leave the key out to match all)' }] },
+    { name: 'empty pattern', select: { chain: '' }, want: [{ path: ['chain'], message: 'an empty pattern matches nothing' }] },
+    { name: 'empty pattern in a list', select: { chain: ['base', ''] }, want: [{ path: ['chain', 1], message: 'an empty pattern matches nothing' }] },
+  ])('$name', ({ select, want }) => {
+    expect(selectCheck(select)).toEqual(want);
+  });
+
+  it('refuses a key no market reading has, suggesting the closest', () => {
+    expect(selectKeyCheck({ loan_symbol: 'USDC', chain: 'base' }, ['market'])).toEqual([
+      { path: ['select', 'loan_symbol'], message: "select: unknown key 'loan_symbol' for market readings (did you mean 'loan_asset_symbol'?)" },
+    ]);
+  });
+
+  it('does not check readings whose fields are unspecified', () => {
+    expect(selectKeyCheck({ anything: 'x' }, ['holding'])).toEqual([]);
+  });
+});
