@@ -38,6 +38,8 @@ export const notifierSchemas = {
     bearer_token: z.string().optional(),
     hmac_secret: z.string().optional(),
     headers: z.record(z.string(), z.string()).default({}),
+    /** Sent as `externalURL` (a link back to this lookout's status page). */
+    external_url: url.optional(),
     rate_limit: z.number().positive().default(10),
     timeout: positiveDuration.default(10_000),
   }),
@@ -46,6 +48,8 @@ export const notifierSchemas = {
     urls: z.array(url).min(1),
     /** How often a firing alert is posted again (Alertmanager resolves alerts that stop being posted). */
     resend_interval: positiveDuration.default(60_000),
+    /** Sent as each alert's `generatorURL` (a link back to this lookout's status page). */
+    external_url: url.optional(),
     rate_limit: z.number().positive().default(10),
     timeout: positiveDuration.default(10_000),
   }),

@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import { baseMigration } from './base-migration.js';
 import { StoreError } from './errors.js';
 import { alertsMigration } from '../alerts/migration.js';
+import { notifyMigration } from '../notify/migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -23,7 +24,7 @@ export interface Migration {
 export const migrations: readonly Migration[] = [
   baseMigration, // 1: meta, readings (latest + history), poll runs
   alertsMigration, // 2: alerts, alert_events (src/alerts/migration.ts)
-  // 3: outbox, silences
+  notifyMigration, // 3: outbox, groups, messages, silences (src/notify/migration.ts)
 ];
 
 /** One row of `schema_migrations`. */

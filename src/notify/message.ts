@@ -1,0 +1,65 @@
+/** What a notifier is given to send: one message for one group and one notifier, frozen with its dedup key. */
+import type { Alert } from '../model.js';
+import type { NotifyError } from '../errors.js';
+
+/** The status of one alert inside a message. */
+export type MessageAlertStatus = 'firing' | 'resolved' | 'flapping';
+
+/** One alert of a message, with the state it is announced in. */
+export interface MessageAlert {
+  status: MessageAlertStatus;
+  alert: Alert;
+}
+
+/** A notification: a group's batch for one notifier. Persisted before it is sent; resent with the same `dedupKey`. */
+export interface NotificationMessage {
+  /** Stable across retries and restarts: put it in headers/payloads so receivers can drop duplicates. */
+  dedupKey: string;
+  notifier: string;
+  groupKey: string;
+  groupLabels: Record<string, string>;
+  /** `firing` when any alert fires (or flaps), else `resolved`. */
+  status: 'firing' | 'resolved';
+  alerts: MessageAlert[];
+  /** Labels and annotations every alert of the message shares. */
+  commonLabels: Record<string, string>;
+  commonAnnotations: Record<string, string>;
+  /** When the message was composed, ms. */
+  createdAt: number;
+}
+
+/** Labels (or annotations) with the same value in every record. */
+export function commonOf(records: ReadonlyArray<Readonly<Record<string, string>>>): Record<string, string> {
+  if (records.length === 0) return {};
+  const out: Record<string, string> = { ...records[0] };
+  for (const r of records.slice(1)) {
+    for (const k of Object.keys(out)) if (r[k] !== out[k]) delete out[k];
+  }
+  return out;
+}
+
+/** Builds a message from its alerts. */
+export function buildMessage(init: Omit<NotificationMessage, 'status' | 'commonLabels' | 'commonAnnotations'>): NotificationMessage {
+  const status = init.alerts.some((a) => a.status !== 'resolved') ? 'firing' : 'resolved';
+  return {
+    ...init,
+    status,
+    commonLabels: commonOf(init.alerts.map((a) => a.alert.labels)),
+    commonAnnotations: commonOf(init.alerts.map((a) => a.alert.annotations)),
+  };
+}
+
+/** A notifier: delivers a message or throws a {@link NotifyError} that says whether trying again can help. */
+export interface Notifier {
+  /** The name in the config (`risk-slack`). */
+  readonly name: string;
+  /** The type (`slack`, `email`, ...). */
+  readonly type: string;
+  /** Sends one message; must stop when `signal` aborts. Throws NotifyError (retryable or not). */
+  send(message: NotificationMessage, signal: AbortSignal): Promise<void>;
+  /** Releases connections (SMTP pools); optional. */
+  close?(): Promise<void>;
+}
+
+/** Re-exported for notifier modules. */
+export type { NotifyError };

@@ -1,0 +1,23 @@
+/** The extension seam for notifiers: one module per type exports `{ type, create, render }`; the registry lists them. */
+import type { Dispatcher } from 'undici';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import type { NotificationMessage, Notifier } from './message.js';
+import type { NotifierConfig } from './schema.js';
+
+/** What a notifier may use: passed in, never reached for globally. */
+export interface NotifierDeps {
+  clock: Clock;
+  log: Logger;
+  /** The undici dispatcher for HTTP notifiers (default: undici's global one). */
+  dispatcher?: Dispatcher;
+  /** Where the console notifier writes (default: process.stdout). */
+  stdout?: { write(text: string): unknown; isTTY?: boolean };
+}
+
+/** One notifier type. `render` shows what `create(...).send` would deliver, without sending. */
+export interface NotifierModule<T extends NotifierConfig['type'] = NotifierConfig['type']> {
+  type: T;
+  create(name: string, cfg: Extract<NotifierConfig, { type: T }>, deps: NotifierDeps): Notifier;
+  render(name: string, cfg: Extract<NotifierConfig, { type: T }>, message: NotificationMessage, deps: NotifierDeps): string;
+}
