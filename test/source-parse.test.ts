@@ -1,0 +1,243 @@
+import { describe, expect, it } from 'vitest';
+import { benchmarkReading } from '../src/source/parse/benchmarks.js';
+import { listReadings } from '../src/source/parse/lists.js';
+import { marketReadings } from '../src/source/parse/markets.js';
+import { performanceReadings } from '../src/source/parse/performance.js';
+
+const POLL = Date.UTC(2026, 10, 22, 12, 0, 0);
+const sec = (ms: number) => ms / 1000;
+
+function metricsRow(over: Record<string, unknown> = {}, market: Record<string, unknown> = {}) {
+  return {
+    id: '1',
+    block: 100,
+    market_id: 'morpho-base-0xabc',
+    utilization: 0.5,
+    borrow_apy: 0.05,
+    supply_apy: 0.02,
+    oracle_price: '3022232490411010000000000001',
+    service_price: 3022.1,
+    total_borrowed: '78355826120811',
+    total_supplied: '143857416635568',
+    total_borrowed_usd: 78383673.34,
+    total_supplied_usd: 143908542.75,
+    created_at: new Date(POLL - 60_000).toISOString(),
+    oracle_last_update: sec(POLL - 120_000),
+    timestamp: sec(POLL - 62_000),
+    market: {
+      chain: 'base',
+      loan_asset: '0xloan',
+      loan_asset_symbol: 'USDC',
+      loan_asset_decimals: 6,
+      collateral_asset: '0xcoll',
+      collateral_asset_symbol: 'WETH',
+      collateral_asset_decimals: 18,
+      market_address: '0xabc',
+      oracle: '0xoracle',
+      ...market,
+    },
+    ...over,
+  };
+}
+
+describe('market readings', () => {
+  it('one reading per market with the labels others depend on', () => {
+    const { readings, rejected } = marketReadings([metricsRow()], POLL);
+    expect(rejected).toEqual([]);
+    expect(readings).toHaveLength(1);
+    const r = readings[0]!;
+    expect(r.kind).toBe('market');
+    expect(r.entity).toBe('morpho-base-0xabc');
+    expect(r.at).toBe(POLL - 62_000);
+    expect(r.labels).toEqual({
+      market_id: 'morpho-base-0xabc',
+      chain: 'base',
+      protocol: 'morpho',
+      loan_asset: 'USDC',
+      collateral_asset: 'WETH',
+      loan_asset_symbol: 'USDC',
+      collateral_asset_symbol: 'WETH',
+    });
+    expect(r.fields).toMatchObject({
+      oracle_price: '3022232490411010000000000001',
+      total_borrowed: '78355826120811',
+      created_at: POLL - 60_000,
+      oracle_last_update: POLL - 120_000,
+      market: { loan_asset_decimals: 6, collateral_asset_decimals: 18 },
+    });
+    expect(r.fields.oracle_price_scaled).toBeCloseTo(3022.23249041101, 9);
+  });
+
+  it('takes the row with the newest timestamp, else created_at', () => {
+    const rows = [
+      metricsRow({ id: 'old', timestamp: sec(POLL - 600_000), utilization: 0.1 }),
+      metricsRow({ id: 'new', timestamp: sec(POLL - 5_000), utilization: 0.9 }),
+      metricsRow({ id: 'mid', timestamp: sec(POLL - 300_000), utilization: 0.5 }),
+      metricsRow({ market_id: 'morpho-base-0xdef', id: 'c1', timestamp: undefined, created_at: POLL - 9_000 }),
+      metricsRow({ market_id: 'morpho-base-0xdef', id: 'c2', timestamp: undefined, created_at: POLL - 1_000 }),
+    ];
+    const { readings } = marketReadings(rows, POLL);
+    const byEntity = Object.fromEntries(readings.map((r) => [r.entity, r]));
+    expect(byEntity['morpho-base-0xabc']!.fields.id).toBe('new');
+    expect(byEntity['morpho-base-0xabc']!.fields.utilization).toBe(0.9);
+    expect(byEntity['morpho-base-0xdef']!.fields.id).toBe('c2');
+    expect(byEntity['morpho-base-0xdef']!.at).toBe(POLL - 1_000);
+  });
+
+  it('at falls back to the poll time; scaled price is null without decimals', () => {
+    const { readings } = marketReadings([metricsRow({ timestamp: null, created_at: null }, { loan_asset_decimals: null })], POLL);
+    expect(readings[0]!.at).toBe(POLL);
+    expect(readings[0]!.fields.oracle_price_scaled).toBeNull();
+  });
+
+  it('a bad newest row rejects the market (no reading, entity named); bad older rows are not looked at', () => {
+    const rows = [
+      metricsRow({ timestamp: sec(POLL - 600_000) }),
+      metricsRow({ timestamp: sec(POLL - 5_000), utilization: 'abc' }),
+      metricsRow({ market_id: 'morpho-base-0xdef', timestamp: sec(POLL - 600_000), borrow_apy: 'abc' }),
+      metricsRow({ market_id: 'morpho-base-0xdef', timestamp: sec(POLL - 5_000) }),
+    ];
+    const { readings, rejected } = marketReadings(rows, POLL);
+    expect(readings.map((r) => r.entity)).toEqual(['morpho-base-0xdef']);
+    expect(rejected).toEqual([{ reason: 'invalid_field', entity: 'morpho-base-0xabc', detail: expect.stringContaining('utilization: expected a number, got "abc"') }]);
+  });
+
+  it('a row without market_id is rejected as missing_id', () => {
+    const { readings, rejected } = marketReadings([metricsRow({ market_id: undefined })], POLL);
+    expect(readings).toEqual([]);
+    expect(rejected[0]!.reason).toBe('missing_id');
+  });
+});
+
+describe('list readings', () => {
+  const position = (over: Record<string, unknown> = {}) => ({
+    id: 'pos_1',
+    wallet: '0xw',
+    chain: 'base',
+    protocol: 'morpho',
+    asset: 'USDC',
+    value_usd: '1000.5',
+    nav_usd: 900,
+    pnl_usd: -3,
+    verified: 'false',
+    apy: 0.05,
+    ...over,
+  });
+
+  it('a position: entity = id, labels, normalized fields, extras kept', () => {
+    const { readings } = listReadings('position', [position()], POLL);
+    expect(readings[0]).toEqual({
+      kind: 'position',
+      entity: 'pos_1',
+      at: POLL,
+      labels: { chain: 'base', protocol: 'morpho', asset: 'USDC', wallet: '0xw', position_id: 'pos_1', verified: 'false' },
+      fields: { id: 'pos_1', wallet: '0xw', chain: 'base', protocol: 'morpho', asset: 'USDC', value_usd: 1000.5, nav_usd: 900, pnl_usd: -3, verified: false, apy: 0.05 },
+    });
+  });
+
+  it.each([
+    ['all identifying fields', { id: undefined }, '0xw/base/morpho/USDC'],
+    ['no protocol', { id: undefined, protocol: undefined }, '0xw/base/USDC'],
+    ['wallet_address alias', { id: undefined, wallet: undefined, wallet_address: '0xv' }, '0xv/base/morpho/USDC'],
+    ['numeric id', { id: 77 }, '77'],
+  ])('position entity without a usable id: %s', (_name, over, entity) => {
+    expect(listReadings('position', [position(over)], POLL).readings[0]!.entity).toBe(entity);
+  });
+
+  it('a row with a bad field is skipped, counted and names its entity', () => {
+    const { readings, rejected } = listReadings('position', [position(), position({ id: 'pos_2', value_usd: 'abc' }), position({ id: 'pos_3' })], POLL);
+    expect(readings.map((r) => r.entity)).toEqual(['pos_1', 'pos_3']);
+    expect(rejected).toEqual([{ reason: 'invalid_field', entity: 'pos_2', detail: expect.stringContaining('value_usd') }]);
+  });
+
+  it('a second row of the same entity is rejected as duplicate', () => {
+    const { readings, rejected } = listReadings('position', [position(), position()], POLL);
+    expect(readings).toHaveLength(1);
+    expect(rejected[0]).toMatchObject({ reason: 'duplicate', entity: 'pos_1' });
+  });
+
+  it('a row with nothing to identify it is missing_id', () => {
+    const { rejected } = listReadings('position', [{ value_usd: 3 }], POLL);
+    expect(rejected[0]).toMatchObject({ reason: 'missing_id' });
+  });
+
+  it('assets: entity from position_id, token and type; symbol is the asset label; balance exact', () => {
+    const row = { position_id: 'pos_1', wallet: '0xw', chain: 'base', protocol: 'morpho', symbol: 'WETH', token_address: '0xt', type: 'collateral', balance: 12345678901234567890123, decimals: '18', value_usd: 5 };
+    const { readings } = listReadings('asset', [row], POLL);
+    expect(readings[0]!.entity).toBe('pos_1/0xt/collateral');
+    expect(readings[0]!.labels).toEqual({ chain: 'base', protocol: 'morpho', asset: 'WETH', wallet: '0xw', position_id: 'pos_1', type: 'collateral' });
+    expect(readings[0]!.fields).toMatchObject({ asset: 'WETH', symbol: 'WETH', decimals: 18, value_usd: 5 });
+  });
+
+  it('holdings: entity wallet/chain/token; a time field sets at', () => {
+    const row = { wallet: '0xw', chain: 'base', symbol: 'USDC', token_address: '0xt', balance: '1000000', value_usd: 1, timestamp: sec(POLL - 5_000) };
+    const { readings } = listReadings('holding', [row], POLL);
+    expect(readings[0]).toMatchObject({ kind: 'holding', entity: '0xw/base/0xt', at: POLL - 5_000, labels: { chain: 'base', asset: 'USDC', wallet: '0xw' } });
+    expect(readings[0]!.fields.balance).toBe('1000000');
+  });
+});
+
+describe('benchmark readings', () => {
+  const DAY = 86_400;
+  const day = (t: number, over: Record<string, unknown> = {}) => ({
+    apy: { '1day': { base: 0.05, reward: 0.01, total: 0.06 }, '7day': null, '30day': { base: '0.04', reward: 0, total: 0.04 } },
+    timestamp: t,
+    isComplete: true,
+    isStale: false,
+    constituents: { '1day': [{}, {}], '7day': [], '30day': [{}] },
+    ...over,
+  });
+  const t0 = 1_795_219_200;
+
+  it('the newest day by timestamp, with days counted', () => {
+    const { reading, rejected } = benchmarkReading('base', 'usd', [day(t0), day(t0 + 2 * DAY, { isComplete: false }), day(t0 + DAY)]);
+    expect(rejected).toEqual([]);
+    expect(reading).toEqual({
+      kind: 'benchmark',
+      entity: 'base/usd',
+      at: (t0 + 2 * DAY) * 1000,
+      labels: { network: 'base', code: 'usd' },
+      fields: {
+        network: 'base',
+        code: 'usd',
+        day: (t0 + 2 * DAY) * 1000,
+        isComplete: false,
+        isStale: false,
+        apy: { '1day': { base: 0.05, reward: 0.01, total: 0.06 }, '7day': null, '30day': { base: 0.04, reward: 0, total: 0.04 } },
+        constituents: { '1day': 2, '7day': 0, '30day': 1 },
+        days: 3,
+      },
+    });
+  });
+
+  it('no days: no reading and no rejection', () => {
+    expect(benchmarkReading('base', 'eth', [])).toEqual({ rejected: [] });
+  });
+
+  it('a bad newest day withholds the reading (entity named); a bad older day is only counted', () => {
+    const badNewest = benchmarkReading('base', 'usd', [day(t0), day(t0 + DAY, { isStale: 'maybe' })]);
+    expect(badNewest.reading).toBeUndefined();
+    expect(badNewest.rejected).toEqual([{ reason: 'invalid_field', entity: 'base/usd', detail: expect.stringContaining('isStale') }]);
+    const badOlder = benchmarkReading('base', 'usd', [day(t0, { apy: { '1day': { base: 'x' } } }), day(t0 + DAY)]);
+    expect(badOlder.reading?.fields.day).toBe((t0 + DAY) * 1000);
+    expect(badOlder.rejected).toEqual([{ reason: 'invalid_field', detail: expect.stringContaining('base/usd day #0') }]);
+  });
+});
+
+describe('performance readings', () => {
+  it('organization and one reading per wallet', () => {
+    const body = { data: { from: '2026-10-23', to: '2026-11-22', organization: { nav_usd: '100', pnl_usd: 5, roi: 0.05 }, wallets: [{ wallet: '0xw', nav_usd: 100, apy: '0.1', assets: [] }] } };
+    const { readings, rejected } = performanceReadings(body, POLL);
+    expect(rejected).toEqual([]);
+    expect(readings.map((r) => [r.entity, r.labels])).toEqual([
+      ['organization', { scope: 'organization' }],
+      ['0xw', { scope: 'wallet', wallet: '0xw' }],
+    ]);
+    expect(readings[0]!.fields).toMatchObject({ from: '2026-10-23', to: '2026-11-22', nav_usd: 100, pnl_usd: 5, roi: 0.05 });
+    expect(readings[1]!.fields).toMatchObject({ wallet: '0xw', apy: 0.1, assets: [] });
+  });
+
+  it('a 404 (null body) gives nothing', () => {
+    expect(performanceReadings(null, POLL)).toEqual({ readings: [], rejected: [] });
+  });
+});

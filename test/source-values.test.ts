@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { parseJsonExact } from '../src/source/json.js';
+import { parseRetryAfter } from '../src/source/http.js';
+import { fnv1a, inShard } from '../src/source/shard.js';
+import { bigIntString, bool, int, num, scaleOraclePrice, str, time, toEpochMs } from '../src/source/values.js';
+
+const ok = <T>(schema: { safeParse(v: unknown): { success: boolean; data?: T } }, v: unknown): T => {
+  const r = schema.safeParse(v);
+  if (!r.success) throw new Error(`rejected ${JSON.stringify(v)}`);
+  return r.data as T;
+};
+const fails = (schema: { safeParse(v: unknown): { success: boolean } }, v: unknown) => !schema.safeParse(v).success;
+
+describe('liberal scalars', () => {
+  it.each([
+    ['a number', 0.95, 0.95],
+    ['a numeric string', '0.95', 0.95],
+    ['padded string', ' 12 ', 12],
+    ['exponent string', '1.5e3', 1500],
+    ['null', null, null],
+    ['absent', undefined, null],
+    ['empty string', '', null],
+  ])('num accepts %s', (_name, input, expected) => {
+    expect(ok(num, input)).toBe(expected);
+  });
+
+  it.each([['abc'], ['0x10'], [true], [{ value: 1 }], [Number.NaN], ['1,5']])('num refuses %j', (input) => {
+    expect(fails(num, input)).toBe(true);
+  });
+
+  it('int refuses fractions', () => {
+    expect(ok(int, '18')).toBe(18);
+    expect(fails(int, 1.5)).toBe(true);
+  });
+
+  it.each([
+    ['true', true],
+    ['FALSE', false],
+    [1, true],
+    [0, false],
+    [true, true],
+  ])('bool reads %j', (input, expected) => {
+    expect(ok(bool, input)).toBe(expected);
+  });
+
+  it('bool refuses yes/no', () => {
+    expect(fails(bool, 'yes')).toBe(true);
+  });
+
+  it('str turns numeric ids into text', () => {
+    expect(ok(str, 42)).toBe('42');
+    expect(fails(str, { id: 1 })).toBe(true);
+  });
+});
+
+describe('times', () => {
+  const ms = Date.UTC(2026, 10, 22, 8, 30, 15);
+  it.each([
+    ['Unix seconds (number)', ms / 1000],
+    ['Unix seconds (string)', String(ms / 1000)],
+    ['Unix milliseconds (number)', ms],
+    ['Unix milliseconds (string)', String(ms)],
+    ['Unix microseconds', ms * 1000],
+    ['ISO-8601 with Z', new Date(ms).toISOString()],
+    ['ISO-8601 with offset', '2026-11-22T10:30:15+02:00'],
+    ['ISO-8601 without zone (read as UTC)', '2026-11-22T08:30:15'],
+    ['space-separated', '2026-11-22 08:30:15Z'],
+  ])('%s → the same ms', (_name, input) => {
+    expect(ok(time, input)).toBe(ms);
+  });
+
+  it('a date alone is 00:00 UTC', () => {
+    expect(toEpochMs('2026-11-22')).toBe(Date.UTC(2026, 10, 22));
+  });
+
+  it.each([['yesterday'], ['2026-13-45T99:00:00Z'], [true]])('refuses %j', (input) => {
+    expect(fails(time, input)).toBe(true);
+  });
+});
+
+describe('exact big integers', () => {
+  const huge = '115792089237316195423570985008687907853269984665640564039457';
+  it.each([
+    ['a decimal string', huge, huge],
+    ['a safe JSON number', 12345, '12345'],
+    ['a string with .0', '1000.000', '1000'],
+    ['an exponent string', '1.5e36', '1500000000000000000000000000000000000'],
+  ])('bigIntString keeps %s exact', (_name, input, expected) => {
+    expect(ok(bigIntString, input)).toBe(expected);
+  });
+
+  it.each([['12.5'], ['1.23e1'], ['abc']])('bigIntString refuses %j', (input) => {
+    expect(fails(bigIntString, input)).toBe(true);
+  });
+
+  it('parseJsonExact keeps integer literals above 2^53 exact and leaves other numbers alone', () => {
+    const text = `{"oracle_price": 3022232490411010000000000001, "neg": -90071992547409931, "f": 0.12345678901234567, "e": 1e+21, "s": "12345678901234567890", "n": 42}`;
+    const out = parseJsonExact(text) as Record<string, unknown>;
+    expect(out.oracle_price).toBe('3022232490411010000000000001');
+    expect(out.neg).toBe('-90071992547409931');
+    expect(out.f).toBe(0.12345678901234567);
+    expect(out.e).toBe(1e21);
+    expect(out.s).toBe('12345678901234567890');
+    expect(out.n).toBe(42);
+  });
+
+  it('parseJsonExact leaves digits inside strings (with escaped quotes) untouched', () => {
+    expect(parseJsonExact('{"a":"x\\"12345678901234567890","b":[12345678901234567890]}')).toEqual({ a: 'x"12345678901234567890', b: ['12345678901234567890'] });
+  });
+
+  it('parseJsonExact throws on truncated JSON like JSON.parse', () => {
+    expect(() => parseJsonExact('{"data":[{"id":12345678901234567')).toThrow(SyntaxError);
+  });
+});
+
+describe('oracle price scaling', () => {
+  it.each([
+    // collateral WETH (18) in USDC (6): scale 1e36 × 10^(6 − 18) = 1e24
+    ['WETH/USDC', '3022232490411010000000000000', 6, 18, 3022.23249041101],
+    // collateral cbBTC (8) in USDC (6): scale 1e34
+    ['cbBTC/USDC', '950123456789012345678901234567890123456', 6, 8, 95012.34567890123],
+    // same decimals: scale 1e36, value above 2^53 with a tail no double can hold
+    ['wstETH/WETH', '1189999999999999999999999999999999999', 18, 18, 1.19],
+  ])('%s', (_name, price, loan, coll, expected) => {
+    expect(scaleOraclePrice(price, loan, coll)).toBeCloseTo(expected, 10);
+  });
+
+  it('rounds once, from the exact integer', () => {
+    // 2^53 + 1 at scale 1 (36 + 0 − 36): Number() of the exact decimal gives the correctly rounded double.
+    expect(scaleOraclePrice('9007199254740993', 0, 36)).toBe(9007199254740992);
+    expect(scaleOraclePrice('123456789012345678901234567890123456789', 18, 18)).toBe(Number('123.456789012345678901234567890123456789'));
+  });
+
+  it('is null when decimals are unknown', () => {
+    expect(scaleOraclePrice('1000', null, 18)).toBeNull();
+    expect(scaleOraclePrice(null, 6, 18)).toBeNull();
+  });
+});
+
+describe('Retry-After', () => {
+  const now = Date.UTC(2026, 0, 1, 12, 0, 0);
+  it.each([
+    ['delta seconds', '2', 2000],
+    ['fractional seconds', '0.5', 500],
+    ['an HTTP date', new Date(now + 7000).toUTCString(), 7000],
+    ['a date in the past', new Date(now - 7000).toUTCString(), 0],
+    ['garbage', 'soon', undefined],
+    ['absent', undefined, undefined],
+  ])('%s', (_name, value, expected) => {
+    expect(parseRetryAfter(value, now)).toBe(expected);
+  });
+});
+
+describe('shard hash', () => {
+  it('is FNV-1a (known vectors) and stable', () => {
+    expect(fnv1a('')).toBe(0x811c9dc5);
+    expect(fnv1a('a')).toBe(0xe40c292c);
+    expect(fnv1a('foobar')).toBe(0xbf9cf968);
+  });
+
+  it('puts every key in exactly one of the shards', () => {
+    const keys = Array.from({ length: 500 }, (_, i) => `morpho-base-0x${i.toString(16).padStart(40, '0')}`);
+    const total = 3;
+    const owners = keys.map((k) => [0, 1, 2].filter((index) => inShard(k, { index, total })));
+    expect(owners.every((o) => o.length === 1)).toBe(true);
+    const sizes = [0, 1, 2].map((i) => owners.filter((o) => o[0] === i).length);
+    expect(Math.min(...sizes)).toBeGreaterThan(100);
+    expect(keys.every((k) => inShard(k, undefined) && inShard(k, { index: 0, total: 1 }))).toBe(true);
+  });
+});
