@@ -1,0 +1,241 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { AlertEngine } from '../src/alerts/engine.js';
+import { fingerprint } from '../src/alerts/lifecycle.js';
+import { ManualClock } from '../src/clock.js';
+import { silentLogger } from '../src/log.js';
+import { openStore } from '../src/store/index.js';
+import type { RuleKind } from '../src/rules/rule-kind.js';
+import { defaults, drive, engineFor, eventList, HOUR, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
+
+const dirs = tempDirs();
+afterEach(() => dirs.cleanup());
+
+const util = (over: Record<string, unknown> = {}) =>
+  rule({
+    name: 'util-high',
+    kind: 'utilization_above',
+    severity: 'critical',
+    threshold: 0.95,
+    labels: { team: 'risk' },
+    annotations: { summary: '{{market.loan_asset_symbol}} utilization {{utilization | pct}}' },
+    ...over,
+  });
+
+const metrics = (readings: ReturnType<typeof market>[], at: number, ok = true) => outcome('markets', 'metrics', readings, at, ok);
+
+describe('AlertEngine', () => {
+  it('fires with the rule, alertname, severity, entity and rule labels, and rendered annotations', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util()]);
+    const r = drive(store, engine, metrics([market('m1', T0, { utilization: 0.97 }), market('m2', T0)], T0));
+    expect(eventList(r)).toEqual(['firing util-high/m1']);
+    expect(r.evaluated).toBe(2);
+    const a = engine.repo.get(fingerprint('util-high', 'm1'))!;
+    expect(a).toMatchObject({ state: 'firing', severity: 'critical', kind: 'utilization_above', value: 0.97, threshold: 0.95, block: 100, data_at: T0 });
+    expect(a.labels).toEqual({
+      rule: 'util-high',
+      alertname: 'util-high',
+      severity: 'critical',
+      team: 'risk',
+      market_id: 'm1',
+      chain: 'base',
+      loan_asset_symbol: 'USDC',
+      collateral_asset_symbol: 'WETH',
+      protocol: 'morpho',
+    });
+    expect(a.annotations).toEqual({ summary: 'USDC utilization 97%' });
+    expect(engine.repo.events(a.fingerprint).map((e) => e.type)).toEqual(['firing']);
+    expect(engine.repo.get(fingerprint('util-high', 'm2'))).toBeUndefined(); // nothing stored for a quiet pair
+    store.close();
+  });
+
+  it('writes alert state in the caller transaction: a rollback leaves nothing', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util()]);
+    expect(() =>
+      store.transaction(() => {
+        engine.applyPoll(metrics([market('m1', T0, { utilization: 0.99 })], T0), T0);
+        throw new Error('crash after evaluation');
+      }),
+    ).toThrow('crash');
+    expect(engine.alerts()).toEqual([]);
+    expect(engine.repo.events()).toEqual([]);
+    store.close();
+  });
+
+  it('applies hysteresis through the kind: firing holds inside the clear_below band', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util({ clear_below: 0.92 })]);
+    const seq = [0.97, 0.93, 0.92, 0.91].map((u, i) => drive(store, engine, metrics([market('m1', T0 + i * MIN, { utilization: u })], T0 + i * MIN)));
+    expect(eventList(seq)).toEqual(['firing util-high/m1', 'resolved util-high/m1']);
+    expect(seq[3]!.events[0]!.at).toBe(T0 + 3 * MIN);
+    store.close();
+  });
+
+  it('a failed poll changes no alert; source_down fires after `after` failures and resolves on success', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util()]);
+    drive(store, engine, metrics([market('m1', T0, { utilization: 0.99 })], T0));
+    const fails = [1, 2, 3, 4].map((i) => drive(store, engine, metrics([], T0 + i * MIN, false)));
+    expect(eventList(fails)).toEqual(['firing source_down/markets']);
+    expect(fails[2]!.events[0]!.alert).toMatchObject({
+      labels: { rule: 'source_down', alertname: 'source_down', severity: 'warning', poll: 'markets' },
+      annotations: { summary: 'poll markets failed 3 times in a row', description: 'last error (http_5xx): GET /graphql: 503' },
+    });
+    expect(engine.repo.get(fingerprint('util-high', 'm1'))!.state).toBe('firing');
+    const back = drive(store, engine, metrics([market('m1', T0 + 5 * MIN, { utilization: 0.99 })], T0 + 5 * MIN));
+    expect(eventList(back)).toEqual(['resolved source_down/markets']);
+    store.close();
+  });
+
+  it('resolves an entity missing from absent_for successful polls, on the last of them', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util({ absent_for: 3 })]);
+    drive(store, engine, metrics([market('m1', T0, { utilization: 0.99 }), market('m2', T0)], T0));
+    const polls = [1, 2, 3].map((i) => drive(store, engine, metrics([market('m2', T0 + i * MIN)], T0 + i * MIN)));
+    expect(eventList(polls)).toEqual(['resolved util-high/m1']);
+    expect(polls[2]!.events[0]!.at).toBe(T0 + 3 * MIN);
+    store.close();
+  });
+
+  it('does not count failed polls, rejected rows or other polls\u2019 entities as absence', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util({ absent_for: 2 })]);
+    drive(store, engine, metrics([market('m1', T0, { utilization: 0.99 })], T0));
+    drive(store, engine, metrics([], T0 + MIN, false));
+    drive(store, engine, metrics([], T0 + 2 * MIN, false));
+    const rejected = outcome('markets', 'metrics', [], T0 + 3 * MIN, true, { rejected: [{ reason: 'invalid_field', entity: 'm1', detail: 'utilization: "abc"' }] });
+    drive(store, engine, rejected);
+    drive(store, engine, rejected);
+    // a second metrics poll that never saw m1 is not the poll m1 went missing from
+    drive(store, engine, outcome('markets-eth', 'metrics', [market('m9', T0 + 4 * MIN)], T0 + 4 * MIN));
+    drive(store, engine, outcome('markets-eth', 'metrics', [market('m9', T0 + 5 * MIN)], T0 + 5 * MIN));
+    expect(engine.repo.get(fingerprint('util-high', 'm1'))!.state).toBe('firing');
+    store.close();
+  });
+
+  it('an entity that stops matching select counts as absent', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util({ absent_for: 1, select: { loan_asset_symbol: 'USDC' } })]);
+    drive(store, engine, metrics([market('m1', T0, { utilization: 0.99 })], T0));
+    const moved = market('m1', T0 + MIN, { utilization: 0.99 });
+    moved.labels.loan_asset_symbol = 'DAI';
+    (moved.fields.market as Record<string, unknown>).loan_asset_symbol = 'DAI';
+    expect(eventList(drive(store, engine, metrics([moved], T0 + MIN)))).toEqual(['resolved util-high/m1']);
+    store.close();
+  });
+
+  it('a reading older than max_reading_age is a data error, not a breach', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util()]);
+    const now = T0 + 7 * HOUR;
+    const r = drive(store, engine, metrics([market('m1', T0, { utilization: 0.99 })], now));
+    expect(r.events).toEqual([]);
+    expect(r.dataErrors).toEqual([{ rule: 'util-high', entity: 'm1', reason: 'stale_reading' }]);
+    const own = engineFor(store, [util({ name: 'u2', max_reading_age: '8h' })]);
+    expect(eventList(store.transaction(() => own.applyPoll(metrics([market('m1', T0, { utilization: 0.99 })], now), now)))).toEqual(['firing u2/m1']);
+    store.close();
+  });
+
+  it('reports a kind\u2019s data_error verdict and changes nothing', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util()]);
+    drive(store, engine, metrics([market('m1', T0, { utilization: 0.99 })], T0));
+    const r = drive(store, engine, metrics([market('m1', T0 + MIN, { utilization: 1.5 })], T0 + MIN));
+    expect(r.events).toEqual([]);
+    expect(r.dataErrors).toHaveLength(1);
+    expect(r.dataErrors[0]!.reason).toMatch(/outside/);
+    expect(engine.repo.get(fingerprint('util-high', 'm1'))!.state).toBe('firing');
+    store.close();
+  });
+
+  it('tick fires a pending alert when `for` elapses and resolves when keep_firing_for runs out', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util({ for: '10m', keep_firing_for: '5m' })]);
+    expect(eventList(drive(store, engine, metrics([market('m1', T0, { utilization: 0.99 })], T0)))).toEqual(['pending util-high/m1']);
+    expect(engine.nextDeadline()).toBe(T0 + 10 * MIN);
+    expect(eventList(store.transaction(() => engine.tick(T0 + 10 * MIN - 1)))).toEqual([]);
+    expect(eventList(store.transaction(() => engine.tick(T0 + 10 * MIN)))).toEqual(['firing util-high/m1']);
+    drive(store, engine, metrics([market('m1', T0 + 11 * MIN, { utilization: 0.5 })], T0 + 11 * MIN));
+    expect(engine.nextDeadline()).toBe(T0 + 16 * MIN);
+    expect(eventList(store.transaction(() => engine.tick(T0 + 16 * MIN)))).toEqual(['resolved util-high/m1']);
+    expect(engine.nextDeadline()).toBeUndefined();
+    store.close();
+  });
+
+  it('keeps the watchdog firing once, without repeating the firing event', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [], { watchdog: { enabled: true, severity: 'info' } });
+    expect(eventList(store.transaction(() => engine.tick(T0)))).toEqual(['firing watchdog/lookout']);
+    expect(eventList(store.transaction(() => engine.tick(T0 + 5000)))).toEqual([]);
+    engine.reload({ watchdog: { enabled: false, severity: 'info' } });
+    expect(eventList(store.transaction(() => engine.tick(T0 + 10_000)))).toEqual(['resolved watchdog/lookout']);
+    store.close();
+  });
+
+  it('on reload keeps the alerts of a changed rule and judges them by the new values; a removed rule\u2019s alerts resolve', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util(), util({ name: 'util-other', threshold: 0.9 })]);
+    drive(store, engine, metrics([market('m1', T0, { utilization: 0.97 })], T0));
+    engine.reload({ rules: [util({ threshold: 0.98 })] });
+    const r = drive(store, engine, metrics([market('m1', T0 + MIN, { utilization: 0.97 })], T0 + MIN));
+    expect(eventList(r)).toEqual(['resolved util-other/m1', 'resolved util-high/m1']);
+    expect(r.events[1]!.alert.threshold).toBe(0.98);
+    store.close();
+  });
+
+  it('a disabled rule is not evaluated and its alerts resolve', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util()]);
+    drive(store, engine, metrics([market('m1', T0, { utilization: 0.97 })], T0));
+    engine.reload({ rules: [util({ enabled: false })] });
+    expect(eventList(store.transaction(() => engine.tick(T0 + MIN)))).toEqual(['resolved util-high/m1']);
+    expect(drive(store, engine, metrics([market('m1', T0 + 2 * MIN, { utilization: 0.97 })], T0 + 2 * MIN)).evaluated).toBe(0);
+    store.close();
+  });
+
+  it('a kind that throws is a data error, not a crash', () => {
+    const boom: RuleKind = { kind: 'boom', description: 'throws', reads: ['market'], context: [], params: {}, evaluate: () => { throw new Error('bug'); } };
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [{ ...util(), name: 'b', kind: 'boom' }], { kinds: [boom] });
+    const r = drive(store, engine, metrics([market('m1', T0)], T0));
+    expect(r.dataErrors).toEqual([{ rule: 'b', entity: 'm1', reason: 'evaluate_failed' }]);
+    store.close();
+  });
+
+  it('restart: a firing alert persisted in the file is still firing for a new engine, with no second firing event', () => {
+    const dir = dirs.make();
+    const file = `${dir}/state.db`;
+    let store = openStore(file);
+    let engine = engineFor(store, [util({ for: '2m' })]);
+    for (let i = 0; i <= 3; i++) drive(store, engine, metrics([market('m1', T0 + i * MIN, { utilization: 0.99 })], T0 + i * MIN));
+    expect(engine.repo.events().map((e) => e.type)).toEqual(['pending', 'firing']);
+    store.close();
+
+    store = openStore(file);
+    engine = new AlertEngine({ store, rules: [util({ for: '2m' })], ...defaults, clock: new ManualClock(T0), log: silentLogger });
+    expect(engine.repo.firing().map((a) => a.entity)).toEqual(['m1']);
+    const after = [4, 5, 6].map((i) => drive(store, engine, metrics([market('m1', T0 + i * MIN, { utilization: 0.99 })], T0 + i * MIN)));
+    after.push(store.transaction(() => engine.tick(T0 + 7 * MIN)));
+    expect(eventList(after)).toEqual([]);
+    expect(engine.repo.events().map((e) => e.type)).toEqual(['pending', 'firing']);
+    const resolved = drive(store, engine, metrics([market('m1', T0 + 8 * MIN, { utilization: 0.5 })], T0 + 8 * MIN));
+    expect(eventList(resolved)).toEqual(['resolved util-high/m1']);
+    expect(resolved.events[0]!.alert.firing_since).toBe(T0 + 2 * MIN);
+    store.close();
+  });
+
+  it('markNotified keeps the newest time, and a later save does not overwrite it', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util()]);
+    drive(store, engine, metrics([market('m1', T0, { utilization: 0.99 })], T0));
+    const fp = fingerprint('util-high', 'm1');
+    engine.repo.markNotified(fp, T0 + 5000);
+    engine.repo.markNotified(fp, T0 + 1000);
+    drive(store, engine, metrics([market('m1', T0 + MIN, { utilization: 0.98 })], T0 + MIN));
+    expect(engine.repo.get(fp)!.last_notified_at).toBe(T0 + 5000);
+    expect(engine.repo.list({ state: 'firing', rule: 'util-high' })).toHaveLength(1);
+    expect(engine.repo.list({ state: ['resolved'] })).toHaveLength(0);
+    store.close();
+  });
+});

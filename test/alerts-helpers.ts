@@ -1,0 +1,101 @@
+/** Fixtures for the alert engine, backtest and rule-test tests: a store in a temp dir, rules through the real schema, a poll driver. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../src/clock.js';
+import { silentLogger } from '../src/log.js';
+import { ruleSchema } from '../src/config/load.js';
+import { AlertEngine, type EngineOptions, type EngineResult } from '../src/alerts/engine.js';
+import type { PollOutcome, Reading } from '../src/model.js';
+import type { RuleBase } from '../src/rules/schema.js';
+import { openStore, type Store } from '../src/store/index.js';
+
+/** 2025-01-15T00:00:00Z. */
+export const T0 = Date.UTC(2025, 0, 15);
+export const MIN = 60_000;
+export const HOUR = 3_600_000;
+
+/** Temp directories removed by `cleanup()`. */
+export function tempDirs(): { make(): string; cleanup(): void } {
+  const dirs: string[] = [];
+  return {
+    make() {
+      const d = mkdtempSync(join(tmpdir(), 'lookout-alerts-'));
+      dirs.push(d);
+      return d;
+    },
+    cleanup() {
+      for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A rule validated by the real rule schema (defaults applied, durations in ms). */
+export function rule(raw: Record<string, unknown>): RuleBase {
+  return ruleSchema.parse(raw) as RuleBase;
+}
+
+/** A market reading as the client produces it. */
+export function market(entity: string, at: number, fields: Record<string, unknown> = {}): Reading {
+  return {
+    kind: 'market',
+    entity,
+    at,
+    labels: { market_id: entity, chain: 'base', loan_asset_symbol: 'USDC', collateral_asset_symbol: 'WETH', protocol: 'morpho' },
+    fields: {
+      market_id: entity,
+      utilization: 0.5,
+      borrow_apy: 0.05,
+      block: 100,
+      timestamp: at,
+      market: { chain: 'base', loan_asset_symbol: 'USDC', collateral_asset_symbol: 'WETH' },
+      ...fields,
+    },
+  };
+}
+
+/** Default engine settings as the config gives them. */
+export const defaults = {
+  alerting: { flap_threshold: 6, flap_window: HOUR, max_reading_age: 6 * HOUR, tick: 5000 },
+  sourceDown: { after: 3, severity: 'warning' as const },
+  watchdog: { enabled: false, severity: 'info' as const },
+};
+
+/** An engine over `store` with the config defaults. */
+export function engineFor(store: Store, rules: RuleBase[], over: Partial<EngineOptions> = {}): AlertEngine {
+  return new AlertEngine({ store, rules, ...defaults, clock: new ManualClock(T0), log: silentLogger, ...over });
+}
+
+/** A successful or failed poll outcome. */
+export function outcome(poll: string, kind: string, readings: Reading[], at: number, ok = true, extra: Partial<PollOutcome> = {}): PollOutcome {
+  return {
+    poll,
+    kind,
+    ok,
+    readings: ok ? readings : [],
+    rejected: [],
+    started_at: at - 1000,
+    finished_at: at,
+    ...(ok ? {} : { error: 'GET /graphql: 503', errorReason: 'http_5xx' }),
+    ...extra,
+  };
+}
+
+/** Runs one poll as the daemon does: record the run, save readings, apply — in one transaction. */
+export function drive(store: Store, engine: AlertEngine, o: PollOutcome, now = o.finished_at): EngineResult {
+  return store.transaction(() => {
+    store.polls.record(o);
+    if (o.ok) store.readings.savePoll(o.poll, o.readings, now);
+    return engine.applyPoll(o, now);
+  });
+}
+
+/** Opens a store in a fresh temp dir. */
+export function tempStore(dirs: { make(): string }, name = 'lookout.db'): Store {
+  return openStore(join(dirs.make(), name));
+}
+
+/** Event summaries: `type rule/entity`. */
+export function eventList(r: EngineResult | EngineResult[]): string[] {
+  return (Array.isArray(r) ? r : [r]).flatMap((x) => x.events.map((e) => `${e.type} ${e.alert.rule}/${e.alert.entity}`));
+}
