@@ -60,7 +60,14 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const registry = opts.registry ?? new Registry();
   void (opts.clock ?? systemClock);
   const registers = [registry];
-  if (opts.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  if (opts.processMetrics !== false) {
+    collectDefaultMetrics({ register: registry });
+    // These gauges break the `_total` naming convention (promtool check metrics flags them); the
+    // per-type `nodejs_active_handles{type}` etc. stay and sum to the same numbers.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      registry.removeSingleMetric(name);
+    }
+  }
 
   const gauge = (name: string, help: string, labelNames: readonly string[] = []) =>
     new Gauge({ name, help, labelNames: [...labelNames], registers });
