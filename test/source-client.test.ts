@@ -1,0 +1,325 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SourceError } from '../src/errors.js';
+import { startSimulator, type Simulator } from '../src/simulator/index.js';
+import { createDataServiceClient, type DataServiceClient, type SourceConfig } from '../src/source/client.js';
+import { DataServiceError } from '../src/source/errors.js';
+import { errorText, rawServer, recordingSleep, sourceConfig, until } from './source-helpers.js';
+
+let sim: Simulator;
+const clients: DataServiceClient[] = [];
+
+function client(over: Partial<SourceConfig> = {}, opts: Parameters<typeof createDataServiceClient>[1] = {}): DataServiceClient {
+  const c = createDataServiceClient(sourceConfig(sim, over), { sleep: recordingSleep().sleep, ...opts });
+  clients.push(c);
+  return c;
+}
+
+/** The rejection of `p`, which must reject with a DataServiceError. */
+async function failure(p: Promise<unknown>): Promise<DataServiceError> {
+  const err = await p.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DataServiceError);
+  expect(err).toBeInstanceOf(SourceError);
+  return err as DataServiceError;
+}
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 7, markets: 12, positions: 120, formats: 'mixed' });
+});
+afterEach(async () => {
+  sim.faults.clear();
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+describe('pagination to the end', () => {
+  it.each([
+    ['positions', '/api/v1/positions', () => sim.world.positionsSource(Date.now()).length],
+    ['assets', '/assets', () => sim.world.assetsSource(Date.now()).length],
+    ['holdings', '/holdings', () => sim.world.holdingsSource(Date.now()).length],
+  ] as const)('%s across several pages', async (kind, path, total) => {
+    const c = client();
+    const before = sim.requests.count(path);
+    const walk = await c[kind]({ limit: 25 });
+    const expected = total();
+    expect(expected).toBeGreaterThan(50);
+    expect(walk.rows).toHaveLength(expected);
+    expect(walk.pages).toBe(Math.ceil(expected / 25));
+    expect(sim.requests.count(path) - before).toBe(walk.pages);
+    for (const r of sim.requests.last(walk.pages)) {
+      expect(r.headers['x-api-key']).toBe('sim-key');
+      expect(r.query).toContain('limit=25');
+    }
+  });
+
+  it('caps limit at 500 rows per page', async () => {
+    await client().positions({ limit: 5000 });
+    expect(sim.requests.last(1)[0]!.query).toContain('limit=500');
+  });
+
+  it('historical benchmarks across several numbered pages', async () => {
+    const c = client();
+    const from = Math.floor(Date.now() / 1000) - 30 * 86_400;
+    const all = await c.benchmarks({ network: 'base', code: 'usd', fromTimestamp: from, perPage: 1000 });
+    const paged = await c.benchmarks({ network: 'base', code: 'usd', fromTimestamp: from, perPage: 7 });
+    expect(all.rows.length).toBeGreaterThanOrEqual(30);
+    expect(paged.pages).toBe(Math.ceil(all.rows.length / 7));
+    expect(paged.rows).toEqual(all.rows);
+  });
+
+  it('a 404 from a list is an empty, successful page', async () => {
+    const walk = await client().positions({ chain: 'no-such-chain' });
+    expect(walk).toEqual({ rows: [], pages: 1 });
+  });
+
+  it.each([
+    ['positions', '/api/v1/positions', (c: DataServiceClient) => c.positions({ limit: 10 })],
+    ['benchmarks', '/api/catalog/historical-benchmarks/base', (c: DataServiceClient) => c.benchmarks({ network: 'base', code: 'usd', perPage: 2, fromTimestamp: 0 })],
+  ])('a repeated cursor stops the %s walk with a failure', async (_name, path, call) => {
+    sim.faults.add({ path, repeatCursor: true });
+    const before = sim.requests.count(path);
+    const err = await failure(call(client()));
+    expect(err.code).toBe('E_SOURCE_PAGINATION');
+    expect(err.reason).toBe('repeated_cursor');
+    expect(err.message).toContain('partial data discarded');
+    expect(sim.requests.count(path) - before).toBeLessThanOrEqual(3);
+  });
+
+  it('reaching max_pages fails the walk (page_cap)', async () => {
+    const err = await failure(client({ max_pages: 2 }).positions({ limit: 10 }));
+    expect(err.code).toBe('E_SOURCE_PAGINATION');
+    expect(err.reason).toBe('page_cap');
+    expect(err.message).toMatch(/after 2 pages/);
+  });
+});
+
+describe('GraphQL metrics', () => {
+  it.each(['/yields/graphql', '/api/graphql'])('works on %s', async (path) => {
+    const before = sim.requests.count(path, 'POST');
+    const rows = await client({ graphql_path: path }).metrics({ limit: 100, createdAfter: new Date(Date.now() - 86_400_000).toISOString().slice(0, 10) });
+    expect(rows).toHaveLength(100);
+    expect(new Set(rows.map((r) => (r as { market_id: string }).market_id)).size).toBe(12);
+    expect(sim.requests.count(path, 'POST') - before).toBe(1);
+  });
+
+  it('filters by market_id', async () => {
+    const id = sim.world.markets[3]!.marketId;
+    const rows = await client().metrics({ limit: 50, marketId: id });
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r) => (r as { market_id: string }).market_id === id)).toBe(true);
+  });
+
+  it('errors in the response fail the call (E_SOURCE_GRAPHQL), not retried', async () => {
+    sim.faults.add({ path: '/yields/graphql', body: { errors: [{ message: 'field "nope" not found' }] } });
+    const before = sim.requests.count('/yields/graphql');
+    const err = await failure(client().metrics({ limit: 10 }));
+    expect(err.code).toBe('E_SOURCE_GRAPHQL');
+    expect(err.reason).toBe('graphql');
+    expect(err.message).toContain('field "nope" not found');
+    expect(sim.requests.count('/yields/graphql') - before).toBe(1);
+  });
+
+  it('a 400 from the GraphQL endpoint is an HTTP failure, not retried', async () => {
+    sim.faults.add({ path: '/yields/graphql', status: 400 });
+    const before = sim.requests.count('/yields/graphql');
+    const err = await failure(client().metrics({ limit: 10 }));
+    expect(err).toMatchObject({ code: 'E_SOURCE_HTTP', reason: 'http_400', status: 400 });
+    expect(sim.requests.count('/yields/graphql') - before).toBe(1);
+  });
+});
+
+describe('catalog', () => {
+  it('lists networks', async () => {
+    const nets = await client().networks();
+    expect(nets.map((n) => n.name)).toEqual(sim.world.networks.map((n) => n.name));
+    expect(nets[0]).toMatchObject({ chainId: expect.any(Number), networkCaip: expect.stringMatching(/^eip155:/) });
+  });
+
+  it('400 (unknown network) is not retried and says what the service said', async () => {
+    const path = '/api/catalog/historical-benchmarks/atlantis';
+    const err = await failure(client().benchmarks({ network: 'atlantis', code: 'usd' }));
+    expect(err).toMatchObject({ code: 'E_SOURCE_HTTP', reason: 'http_400', status: 400, retryable: false });
+    expect(err.message).toContain(`GET ${path}: 400`);
+    expect(err.message).toContain('unknown network');
+    expect(sim.requests.count(path)).toBe(1);
+  });
+});
+
+describe('authentication', () => {
+  const key = `k-${Math.random().toString(36).slice(2)}-do-not-leak`;
+
+  it('401: a clear error, no retry, and the key appears nowhere in it', async () => {
+    const before = sim.requests.count('/api/v1/positions');
+    const err = await failure(client({ api_key: key }).positions({}));
+    expect(err).toMatchObject({ code: 'E_SOURCE_AUTH', reason: 'http_401', status: 401, retryable: false, endpoint: 'GET /api/v1/positions' });
+    expect(err.message).toMatch(/^GET \/api\/v1\/positions: 401 — API key missing or rejected/);
+    expect(sim.requests.count('/api/v1/positions') - before).toBe(1);
+    expect(sim.requests.last(1)[0]!.headers['x-api-key']).toBe(key);
+    expect(errorText(err)).not.toContain(key);
+  });
+
+  it('a service message that echoes the key is redacted', async () => {
+    sim.faults.add({ path: '/api/catalog/networks', status: 401, body: { error: 'Unauthorized', message: `key ${key} is not valid` } });
+    const err = await failure(client({ api_key: key }).networks());
+    expect(err.message).toContain('[redacted]');
+    expect(errorText(err)).not.toContain(key);
+  });
+
+  it('without a key configured, the message says so', async () => {
+    const err = await failure(client({ api_key: undefined }).networks());
+    expect(err.code).toBe('E_SOURCE_AUTH');
+    expect(err.message).toContain('source.api_key is not set');
+    expect(sim.requests.last(1)[0]!.headers['x-api-key']).toBeUndefined();
+  });
+});
+
+describe('retries', () => {
+  it('429 with Retry-After: waits what the server asked, then succeeds', async () => {
+    const { sleep, delays } = recordingSleep();
+    sim.faults.add({ path: '/api/catalog/networks', status: 429, retryAfter: 1 });
+    const before = sim.requests.count('/api/catalog/networks');
+    const nets = await client({ max_backoff: 5_000 }, { sleep }).networks();
+    expect(nets.length).toBeGreaterThan(0);
+    expect(delays).toEqual([1000]);
+    expect(sim.requests.count('/api/catalog/networks') - before).toBe(2);
+  });
+
+  it('429 with a real 1 s Retry-After (real sleep) succeeds', async () => {
+    sim.faults.add({ path: '/api/catalog/networks', status: 429, retryAfter: 1 });
+    const c = createDataServiceClient(sourceConfig(sim, { max_backoff: 5_000 }));
+    clients.push(c);
+    await expect(c.networks()).resolves.toHaveLength(sim.world.networks.length);
+  });
+
+  it('a Retry-After longer than max_backoff is capped', async () => {
+    const { sleep, delays } = recordingSleep();
+    sim.faults.add({ path: '/api/catalog/networks', status: 429, retryAfter: 3600 });
+    await client({ max_backoff: 250 }, { sleep }).networks();
+    expect(delays).toEqual([250]);
+  });
+
+  it('500 then success, with exponential backoff and full jitter', async () => {
+    const { sleep, delays } = recordingSleep();
+    sim.faults.add({ path: '/performance', status: 500, times: 3 });
+    const before = sim.requests.count('/performance');
+    const body = await client({ backoff: 100, max_backoff: 250, retries: 3 }, { sleep, random: () => 0.5 }).performance({});
+    expect(body).toMatchObject({ data: { organization: expect.any(Object) } });
+    expect(delays).toEqual([50, 100, 125]); // 0.5 × min(250, 100 × 2^n)
+    expect(sim.requests.count('/performance') - before).toBe(4);
+  });
+
+  it('gives up after `retries` more attempts, saying how many', async () => {
+    sim.faults.add({ path: '/performance', status: 503, times: 10 });
+    const before = sim.requests.count('/performance');
+    const err = await failure(client({ retries: 2 }).performance({}));
+    expect(err).toMatchObject({ code: 'E_SOURCE_HTTP', reason: 'http_5xx', status: 503, retryable: true });
+    expect(err.message).toMatch(/^GET \/performance: 503 — the service failed \(service says: .*\); gave up after 3 attempts$/);
+    expect(sim.requests.count('/performance') - before).toBe(3);
+  });
+
+  // A cut-short body is almost always the transport, so it is retried; a body that stays broken
+  // fails with E_SOURCE_BAD_JSON once the retries are spent.
+  it.each([
+    ['body', 'body' as const],
+    ['socket', 'socket' as const],
+  ])('truncated JSON (%s) once: retried, then succeeds', async (_name, truncate) => {
+    sim.faults.add({ path: '/api/v1/positions', truncate });
+    const walk = await client().positions({ limit: 500 });
+    expect(walk.rows.length).toBe(sim.world.positionsSource(Date.now()).length);
+  });
+
+  it('truncated JSON every time: E_SOURCE_BAD_JSON after the retries', async () => {
+    sim.faults.add({ path: '/api/v1/positions', truncate: true, times: 10 });
+    const before = sim.requests.count('/api/v1/positions');
+    const err = await failure(client({ retries: 2 }).positions({}));
+    expect(err).toMatchObject({ code: 'E_SOURCE_BAD_JSON', reason: 'bad_json', status: 200 });
+    expect(err.message).toContain('not valid JSON');
+    expect(sim.requests.count('/api/v1/positions') - before).toBe(3);
+  });
+
+  it('a response slower than the timeout is E_SOURCE_TIMEOUT', async () => {
+    sim.faults.add({ path: '/api/catalog/networks', delayMs: 2_000, times: 5 });
+    const err = await failure(client({ timeout: 100, retries: 1 }).networks());
+    expect(err).toMatchObject({ code: 'E_SOURCE_TIMEOUT', reason: 'timeout' });
+    expect(err.message).toContain('no complete response within 100ms');
+  });
+
+  it('a refused connection is E_SOURCE_NETWORK, retried', async () => {
+    const srv = await rawServer(() => {});
+    await srv.close();
+    const { sleep, delays } = recordingSleep();
+    const c = createDataServiceClient(sourceConfig({ url: srv.url, catalogUrl: srv.url }, { retries: 2 }), { sleep });
+    clients.push(c);
+    const err = await failure(c.networks());
+    expect(err).toMatchObject({ code: 'E_SOURCE_NETWORK', reason: 'network' });
+    expect(err.message).toContain('ECONNREFUSED');
+    expect(delays).toHaveLength(2);
+  });
+
+  it('an abort stops the wait between retries at once', async () => {
+    sim.faults.add({ path: '/api/catalog/networks', status: 429, retryAfter: 60 });
+    const c = createDataServiceClient(sourceConfig(sim, { max_backoff: 60_000 }));
+    clients.push(c);
+    const ac = new AbortController();
+    const before = sim.requests.count('/api/catalog/networks');
+    const pending = failure(c.networks({ signal: ac.signal }));
+    await until(() => sim.requests.count('/api/catalog/networks') > before && sim.requests.last(1)[0]!.status === 429);
+    ac.abort(new Error('shutting down'));
+    const err = await pending;
+    expect(err).toMatchObject({ code: 'E_SOURCE_ABORTED', reason: 'aborted' });
+    expect(err.message).toContain('shutting down');
+    expect(sim.requests.count('/api/catalog/networks') - before).toBe(1);
+  });
+});
+
+describe('transport', () => {
+  it('bounds requests in flight, reuses connections, and keeps a path prefix of base_url', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const sockets = new Set<unknown>();
+    const paths: string[] = [];
+    const srv = await rawServer((req, res) => {
+      sockets.add(req.socket);
+      paths.push(req.url ?? '');
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"data":{}}');
+      }, 20);
+    });
+    try {
+      const c = createDataServiceClient(sourceConfig({ url: `${srv.url}/svc/`, catalogUrl: srv.url }, { concurrency: 2 }));
+      clients.push(c);
+      await Promise.all(Array.from({ length: 12 }, (_, i) => c.performance({ i })));
+      expect(maxInFlight).toBe(2);
+      expect(sockets.size).toBeLessThanOrEqual(2);
+      expect(paths[0]).toMatch(/^\/svc\/performance\?i=\d+$/);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('keeps oracle prices above 2^53 exact even as raw JSON numbers', async () => {
+    const srv = await rawServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"data":{"metrics":[{"market_id":"m-1","oracle_price":3022232490411010000000000001,"total_supplied":143857416635568123}]}}');
+    });
+    try {
+      const c = createDataServiceClient(sourceConfig({ url: srv.url, catalogUrl: srv.url }));
+      clients.push(c);
+      const rows = (await c.metrics({ limit: 1 })) as Record<string, unknown>[];
+      expect(rows[0]!.oracle_price).toBe('3022232490411010000000000001');
+      expect(rows[0]!.total_supplied).toBe('143857416635568123');
+    } finally {
+      await srv.close();
+    }
+  });
+});
