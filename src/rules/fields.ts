@@ -52,6 +52,9 @@ const POSITION: Record<string, FieldType> = {
   nav_usd: 'number',
   pnl_usd: 'number',
   verified: 'boolean',
+  timestamp: 'number',
+  updated_at: 'number',
+  created_at: 'number',
 };
 
 const WINDOWS = ['1day', '7day', '30day'] as const;

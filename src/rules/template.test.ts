@@ -24,6 +24,10 @@ describe('filters', () => {
     { name: 'duration seconds', text: '{{x | duration}}', x: 45, want: '45s' },
     { name: 'duration zero', text: '{{x | duration}}', x: 0, want: '0s' },
     { name: 'duration skips empty middle units', text: '{{x | duration}}', x: 3605, want: '1h' },
+    { name: 'duration of milliseconds', text: '{{x | duration "ms"}}', x: 600_000, want: '10m' },
+    { name: 'date', text: '{{x | date}}', x: Date.UTC(2025, 0, 14), want: '2025-01-14' },
+    { name: 'time', text: '{{x | time}}', x: Date.UTC(2025, 0, 14, 12, 5, 30), want: '2025-01-14 12:05 UTC' },
+    { name: 'date of a huge number is left as is', text: '{{x | date}}', x: 1e300, want: '1e+300' },
     { name: 'short address', text: '{{x | short}}', x: '0x1234567890abcdef1234567890abcdef1234abcd', want: '0x1234…abcd' },
     { name: 'short leaves short strings', text: '{{x | short}}', x: 'USDC', want: 'USDC' },
     { name: 'upper', text: '{{x | upper}}', x: 'base', want: 'BASE' },
@@ -50,11 +54,11 @@ describe('compileTemplate', () => {
   });
 
   it.each([
-    { name: 'unknown filter', text: '{{x | percent}}', error: 'unknown filter \'percent\' (known: pct, bps, usd, duration, short, upper, lower, round, default)' },
+    { name: 'unknown filter', text: '{{x | percent}}', error: 'unknown filter \'percent\' (known: pct, bps, usd, duration, date, time, short, upper, lower, round, default)' },
     { name: 'unclosed', text: 'a {{x', error: "unclosed '{{' at character 3" },
     { name: 'empty', text: '{{ }}', error: "empty '{{ }}' at character 1" },
     { name: 'not a name', text: '{{ 1 + 2 }}', error: "'1 + 2' is not a field name" },
-    { name: 'an inherited property is not a filter', text: '{{x | constructor}}', error: 'unknown filter \'constructor\' (known: pct, bps, usd, duration, short, upper, lower, round, default)' },
+    { name: 'an inherited property is not a filter', text: '{{x | constructor}}', error: 'unknown filter \'constructor\' (known: pct, bps, usd, duration, date, time, short, upper, lower, round, default)' },
   ])('error: $name', ({ text, error }) => {
     expect(compileTemplate(text).errors).toEqual([error]);
   });
@@ -96,7 +100,7 @@ describe('annotations of a rule', () => {
     { name: 'unknown label', text: '{{labels.network}}', want: ["summary: unknown field 'labels.network' in template for a market reading"] },
     { name: 'unknown rule key', text: '{{rule.treshold}}', want: ["summary: unknown field 'rule.treshold' in template for a market reading"] },
     { name: 'context key of another kind', text: '{{lag | duration}}', want: ["summary: unknown field 'lag' in template for a market reading"] },
-    { name: 'unknown filter', text: '{{utilization | percent}}', want: ["summary: unknown filter 'percent' (known: pct, bps, usd, duration, short, upper, lower, round, default)"] },
+    { name: 'unknown filter', text: '{{utilization | percent}}', want: ["summary: unknown filter 'percent' (known: pct, bps, usd, duration, date, time, short, upper, lower, round, default)"] },
   ])('check: $name', ({ text, want }) => {
     const problems = annotationCheck({ summary: text }, apyJump, ['market']);
     expect(problems.map((p) => p.message)).toEqual(want);

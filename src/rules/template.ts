@@ -38,8 +38,9 @@ export const filters: Readonly<Record<string, Filter>> = {
     const text = abs.toLocaleString('en-US', abs >= 100 ? { maximumFractionDigits: 0 } : { minimumFractionDigits: 2, maximumFractionDigits: 2 });
     return `${n < 0 ? '-' : ''}$${text}`;
   }),
-  /** Seconds as a duration, two largest units: 3900 → 1h 5m, 95340 → 1d 2h. */
-  duration: numeric((n) => {
+  /** Seconds as a duration, two largest units: 3900 → 1h 5m, 95340 → 1d 2h; `duration "ms"` for milliseconds (rule.for, rule.window). */
+  duration: numeric((n0, arg) => {
+    const n = arg === 'ms' ? n0 / 1000 : n0;
     let rest = Math.round(Math.abs(n));
     if (rest === 0) return '0s';
     const parts: string[] = [];
@@ -51,6 +52,10 @@ export const filters: Readonly<Record<string, Filter>> = {
     }
     return (n < 0 ? '-' : '') + parts.join(' ');
   }),
+  /** A time in ms as a UTC date: 2025-01-14. */
+  date: numeric((n) => (Number.isFinite(new Date(n).getTime()) ? new Date(n).toISOString().slice(0, 10) : n)),
+  /** A time in ms as UTC date and minute: 2025-01-14 12:05 UTC. */
+  time: numeric((n) => (Number.isFinite(new Date(n).getTime()) ? `${new Date(n).toISOString().slice(0, 16).replace('T', ' ')} UTC` : n)),
   /** A long id or address shortened: 0x1234…abcd. */
   short: (v) => {
     if (typeof v !== 'string' || v.length <= 13) return v;
