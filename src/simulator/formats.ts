@@ -24,23 +24,43 @@ export function writeTime(sec: number, variant: number): number | string {
   return new Date(sec * 1000).toISOString();
 }
 
+/** The hash a row's representation choices derive from. */
+export function rowHash(seed: number, rowKey: number | string): number {
+  return hash32(seed, 'row', rowKey);
+}
+
+const fieldCodes = new Map<string, number>();
+function fieldCode(field: string): number {
+  let c = fieldCodes.get(field);
+  if (c === undefined) fieldCodes.set(field, (c = hash32(0x5eed, field)));
+  return c;
+}
+
+function mix(h: number, field: string): number {
+  let x = Math.imul(h ^ fieldCode(field), 0x9e3779b1);
+  x ^= x >>> 15;
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  return x >>> 0;
+}
+
 /** One value in mixed form: numbers sometimes as strings, times in one of three encodings. */
-export function mixValue(v: unknown, field: string, seed: number, rowKey: number | string, timeFields: ReadonlySet<string> = TIME_FIELDS): unknown {
-  if (timeFields.has(field) && v !== null && v !== undefined) return writeTime(timeSeconds(v), hash32(seed, 'time', rowKey, field) % 3);
-  if (typeof v === 'number') return hash32(seed, 'num', rowKey, field) % 3 === 0 ? String(v) : v;
-  if (Array.isArray(v)) return v.map((x, i) => mixValue(x, field, seed, `${rowKey}/${i}`, timeFields));
-  if (v !== null && typeof v === 'object') return mixRecord(v as Record<string, unknown>, seed, `${rowKey}/${field}`, timeFields);
+export function mixValue(v: unknown, field: string, h: number, timeFields: ReadonlySet<string> = TIME_FIELDS): unknown {
+  if (timeFields.has(field) && v !== null && v !== undefined) return writeTime(timeSeconds(v), mix(h, field) % 3);
+  if (typeof v === 'number') return mix(h, field) % 3 === 0 ? String(v) : v;
+  if (Array.isArray(v)) return v.map((x, i) => mixValue(x, field, mix(h ^ i, field), timeFields));
+  if (v !== null && typeof v === 'object') return mixRecord(v as Record<string, unknown>, mix(h, field), timeFields);
   return v;
 }
 
 /** A record in mixed form (a new object; nested objects and arrays are mixed too). */
-export function mixRecord(rec: Record<string, unknown>, seed: number, rowKey: number | string, timeFields: ReadonlySet<string> = TIME_FIELDS): Record<string, unknown> {
+export function mixRecord(rec: Record<string, unknown>, h: number, timeFields: ReadonlySet<string> = TIME_FIELDS): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(rec)) out[k] = mixValue(rec[k], k, seed, rowKey, timeFields);
+  for (const k of Object.keys(rec)) out[k] = mixValue(rec[k], k, h, timeFields);
   return out;
 }
 
-/** A record as the knob says: as it is, or mixed. */
+/** A record as the knob says: as it is, or mixed (choices fixed by seed and row key). */
 export function represent<T extends object>(rec: T, formats: Formats, seed: number, rowKey: number | string, timeFields?: ReadonlySet<string>): T | Record<string, unknown> {
-  return formats === 'mixed' ? mixRecord(rec as Record<string, unknown>, seed, rowKey, timeFields) : rec;
+  return formats === 'mixed' ? mixRecord(rec as Record<string, unknown>, rowHash(seed, rowKey), timeFields) : rec;
 }

@@ -3,21 +3,15 @@
  * time series — the market's current row (created_at = now, to the second) plus one row per
  * sample interval before it — produced newest first across all markets until `limit`.
  */
-import type { MetricsRecord } from './markets.js';
-import { mixValue, type Formats } from './formats.js';
+import { MARKET_FIELD_NAMES, marketField, METRICS_FIELD_NAMES, metricsField, type MarketState } from './markets.js';
+import { mixValue, rowHash, type Formats } from './formats.js';
 import { GraphQLError, parseQuery, type FieldNode, type ValueNode } from './graphql-parse.js';
 import type { World } from './world.js';
 
 /** The scalar fields of a metrics record. */
-export const METRICS_FIELDS: ReadonlySet<string> = new Set([
-  'block', 'id', 'borrow_apy', 'supply_apy', 'utilization', 'service_price', 'oracle_price', 'total_borrowed',
-  'total_borrowed_usd', 'total_supplied', 'total_supplied_usd', 'market_id', 'created_at', 'oracle_last_update', 'timestamp',
-]);
+export const METRICS_FIELDS: ReadonlySet<string> = new Set(METRICS_FIELD_NAMES);
 /** The fields of the nested market object. */
-export const MARKET_FIELDS: ReadonlySet<string> = new Set([
-  'collateral_asset', 'collateral_asset_decimals', 'chain', 'collateral_asset_symbol', 'loan_asset', 'loan_asset_decimals',
-  'loan_asset_symbol', 'market_address', 'oracle',
-]);
+export const MARKET_FIELDS: ReadonlySet<string> = new Set(MARKET_FIELD_NAMES);
 
 /** What a GraphQL execution needs besides the request. */
 export interface GraphQLContext {
@@ -132,23 +126,24 @@ function checkSelection(fields: FieldNode[], allowed: ReadonlySet<string>, type:
   }
 }
 
-function project(rec: MetricsRecord, fields: FieldNode[], ctx: GraphQLContext): Record<string, unknown> {
+function project(st: MarketState, fields: FieldNode[], ctx: GraphQLContext): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const mixed = ctx.formats === 'mixed';
+  const h = ctx.formats === 'mixed' ? rowHash(ctx.world.seed, st.createdSec * 100_000 + st.m.index) : 0;
   for (const f of fields) {
     const key = f.alias ?? f.name;
     if (f.name === '__typename') out[key] = 'metrics';
     else if (f.name === 'market') {
       const m: Record<string, unknown> = {};
+      const hm = h ^ 0x6d61726b;
       for (const g of f.selections ?? []) {
         const k = g.alias ?? g.name;
-        const v = g.name === '__typename' ? 'markets' : rec.market[g.name as keyof MetricsRecord['market']];
-        m[k] = mixed ? mixValue(v, g.name, ctx.world.seed, rec.id + '/market') : v;
+        const v = g.name === '__typename' ? 'markets' : marketField(st.m, g.name);
+        m[k] = ctx.formats === 'mixed' ? mixValue(v, g.name, hm) : v;
       }
       out[key] = m;
     } else {
-      const v = rec[f.name as keyof MetricsRecord];
-      out[key] = mixed ? mixValue(v, f.name, ctx.world.seed, rec.id) : v;
+      const v = metricsField(st, f.name);
+      out[key] = ctx.formats === 'mixed' ? mixValue(v, f.name, h) : v;
     }
   }
   return out;
@@ -194,7 +189,7 @@ function runMetrics(field: FieldNode, vars: Record<string, Json>, declared: Set<
         skipped++;
         continue;
       }
-      rows.push(project(ctx.world.metrics(i, slot), field.selections, ctx));
+      rows.push(project(ctx.world.marketState(i, slot), field.selections, ctx));
     }
     slot = slot === nowSec && nowSec % step !== 0 ? Math.floor(nowSec / step) * step : slot - step;
   }

@@ -3,9 +3,9 @@
  * the seed, rows valued on demand at a given time. Each row has a numeric key (a millisecond
  * timestamp) that orders it and serves as the pagination cursor.
  */
-import { addressOf, hash32, hexOf, pick, pickWeighted, rand01, randRange, scaledInteger } from './random.js';
+import { addressOf, between, hash32, hexOf, pick, pickWeighted, rand01, randRange, scaledInteger, streamOf } from './random.js';
 import { NETWORK_WEIGHT, POSITION_ASSETS, PROTOCOLS, token, type NetworkInfo } from './reference.js';
-import { tokenUsd } from './markets.js';
+import { tokenAddress, tokenUsd } from './markets.js';
 
 /** Base of every row key (ms): rows are "opened" one second apart from here. */
 export const KEY_BASE = 1_600_000_000_000;
@@ -81,24 +81,27 @@ export function generatePositions(seed: number, count: number, networks: readonl
   const chainWeights = networks.map((n) => [n.name, NETWORK_WEIGHT[n.name] ?? 1] as const);
   const out: PositionStatic[] = new Array(count);
   for (let i = 0; i < count; i++) {
-    const r = (k: string) => rand01(seed, 'pos', i, k);
-    const verified = r('v') >= 0.03;
+    const r = streamOf(seed, 'pos', i);
+    const verified = r() >= 0.03;
+    const usdDraw = r();
     // Unverified positions of the calm world stay small, so only a scenario breaches a 10k rule.
-    const baseUsd = verified ? Math.exp(randRange(Math.log(50), Math.log(5e6), seed, 'pos', i, 'usd')) : randRange(20, 5000, seed, 'pos', i, 'usd');
+    const baseUsd = verified ? Math.exp(between(Math.log(50), Math.log(5e6), usdDraw)) : between(20, 5000, usdDraw);
+    const hasDebt = r() < 0.6;
+    const debtDraw = r();
     out[i] = {
       index: i,
-      wallet: wallets[hash32(seed, 'pos', i, 'w') % wallets.length] as string,
-      chain: pickWeighted(chainWeights, r('chain')),
-      protocol: pickWeighted(PROTOCOLS, r('proto')),
-      asset: pick(POSITION_ASSETS, r('asset')),
+      wallet: wallets[Math.floor(r() * wallets.length)] as string,
+      chain: pickWeighted(chainWeights, r()),
+      protocol: pickWeighted(PROTOCOLS, r()),
+      asset: pick(POSITION_ASSETS, r()),
       baseUsd,
-      debtFrac: r('hasdebt') < 0.6 ? randRange(0.1, 0.75, seed, 'pos', i, 'debt') : 0,
-      pnlFrac: randRange(-0.08, 0.15, seed, 'pos', i, 'pnl'),
-      apy: randRange(0.005, 0.12, seed, 'pos', i, 'apy'),
+      debtFrac: hasDebt ? between(0.1, 0.75, debtDraw) : 0,
+      pnlFrac: between(-0.08, 0.15, r()),
+      apy: between(0.005, 0.12, r()),
       verified,
-      interaction: r('int') < 0.35,
-      reward: r('rew') < 0.3,
-      phase: r('ph') * 2 * Math.PI,
+      interaction: r() < 0.35,
+      reward: r() < 0.3,
+      phase: r() * 2 * Math.PI,
     };
   }
   return out;
@@ -179,7 +182,7 @@ export function assetRow(seed: number, p: PositionStatic, k: number, sec: number
     chain: p.chain,
     protocol: p.protocol,
     symbol,
-    token_address: addressOf(seed, 'token', p.chain, symbol),
+    token_address: tokenAddress(seed, p.chain, symbol),
     type,
     balance: scaledInteger(value / price, t.decimals),
     decimals: t.decimals,
@@ -202,14 +205,15 @@ export function generateHoldings(seed: number, count: number, networks: readonly
   const chainWeights = networks.map((n) => [n.name, NETWORK_WEIGHT[n.name] ?? 1] as const);
   const out: HoldingStatic[] = new Array(count);
   for (let h = 0; h < count; h++) {
-    const symbol = pick(POSITION_ASSETS, rand01(seed, 'hold', h, 's'));
-    const usd = Math.exp(randRange(Math.log(10), Math.log(2e6), seed, 'hold', h, 'usd'));
+    const r = streamOf(seed, 'hold', h);
+    const symbol = pick(POSITION_ASSETS, r());
+    const usd = Math.exp(between(Math.log(10), Math.log(2e6), r()));
     out[h] = {
       wallet: wallets[h % wallets.length] as string,
-      chain: pickWeighted(chainWeights, rand01(seed, 'hold', h, 'c')),
+      chain: pickWeighted(chainWeights, r()),
       symbol,
       baseUnits: usd / token(symbol).usd,
-      interaction: rand01(seed, 'hold', h, 'i') < 0.35,
+      interaction: r() < 0.35,
     };
   }
   return out;
@@ -223,7 +227,7 @@ export function holdingRow(seed: number, h: HoldingStatic, sec: number): Holding
     wallet: h.wallet,
     chain: h.chain,
     symbol: h.symbol,
-    token_address: addressOf(seed, 'token', h.chain, h.symbol),
+    token_address: tokenAddress(seed, h.chain, h.symbol),
     balance: scaledInteger(h.baseUnits, t.decimals),
     decimals: t.decimals,
     price_usd: Number(price.toPrecision(10)),

@@ -4,7 +4,7 @@
  * are computed on demand, so 10,000 markets and 50,000 positions cost little.
  */
 import { benchmarkDay, DAY_SEC, servedDays, type BenchmarkCode, type BenchmarkDay, type BenchmarkOverrides } from './benchmarks.js';
-import { generateMarkets, metricsRecord, type MarketOverrides, type MarketStatic, type MetricsRecord } from './markets.js';
+import { generateMarkets, marketState, metricsRecord, type MarketOverrides, type MarketState, type MarketStatic, type MetricsRecord } from './markets.js';
 import { indexedSource, type RowSource } from './paging.js';
 import {
   assetKinds,
@@ -139,9 +139,14 @@ export class World {
     return o;
   }
 
+  /** The numeric state of market `index` as indexed at Unix second `createdSec`. */
+  marketState(index: number, createdSec: number): MarketState {
+    return marketState(this.seed, this.markets[index] as MarketStatic, createdSec, this.marketOverrides(index, createdSec * 1000));
+  }
+
   /** The canonical metrics record of market `index` as indexed at Unix second `createdSec`. */
   metrics(index: number, createdSec: number): MetricsRecord {
-    return metricsRecord(this.seed, this.markets[index] as MarketStatic, createdSec, this.marketOverrides(index, createdSec * 1000));
+    return metricsRecord(this.marketState(index, createdSec));
   }
 
   /** Every market's current metrics record at `nowMs` (for tests). */
