@@ -45,9 +45,9 @@ const time = (ms: number | null | undefined, now: number) =>
 
 const HIDDEN_LABELS = new Set(['rule', 'alertname', 'severity']);
 
-function labelChips(labels: Record<string, string>): string {
+function labelChips(labels: Record<string, string>, entity?: string): string {
   return Object.entries(labels)
-    .filter(([k]) => !HIDDEN_LABELS.has(k))
+    .filter(([k, v]) => !HIDDEN_LABELS.has(k) && v !== entity)
     .map(([k, v]) => `<span class="chip">${escapeHtml(k)}=<b>${escapeHtml(v)}</b></span>`)
     .join(' ');
 }
@@ -60,7 +60,7 @@ function alertRows(alerts: readonly ApiAlert[], now: number): string {
 <td><span class="badge ${escapeHtml(a.state)}">${escapeHtml(a.state)}${a.flapping ? ' · flapping' : ''}</span></td>
 <td class="rule">${escapeHtml(a.rule)}${summary ? `<div class="muted">${escapeHtml(summary)}</div>` : ''}</td>
 <td class="mono">${escapeHtml(a.entity)}</td>
-<td class="labels">${labelChips(a.labels)}</td>
+<td class="labels">${labelChips(a.labels, a.entity)}</td>
 <td class="num">${escapeHtml(formatValue(a.value))}${a.threshold !== null ? ` <span class="muted">vs ${escapeHtml(formatValue(a.threshold))}</span>` : ''}</td>
 <td>${time(alertSince(a), now)}</td>
 <td>${time(a.last_notified !== undefined ? a.last_notified : a.last_notified_at, now)}</td>
@@ -148,7 +148,7 @@ section{background:var(--card);border:1px solid var(--line);border-radius:8px;pa
 h2{font-size:16px;margin:12px 0 8px}h3{font-size:14px;margin:14px 0 6px;text-transform:uppercase;letter-spacing:.04em}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px 8px;border-top:1px solid var(--line);vertical-align:top}
 th{font-weight:600;color:var(--muted);font-size:12px;border-top:none}.scroll{overflow-x:auto}
-.muted{color:var(--muted);font-size:12px}.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;word-break:break-all}
+.muted{color:var(--muted);font-size:12px;font-weight:400}time{white-space:nowrap}.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;word-break:break-all}
 .num{font-variant-numeric:tabular-nums;white-space:nowrap}.rule{font-weight:600}.err{max-width:420px;word-break:break-word}
 .chip{display:inline-block;background:var(--chip);border-radius:4px;padding:0 6px;margin:1px 0;font-size:12px;font-family:ui-monospace,Menlo,Consolas,monospace}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;border:1px solid currentColor}

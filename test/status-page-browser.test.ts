@@ -1,0 +1,104 @@
+/**
+ * The status page in a real browser: headless Chromium (Debian's `chromium`) loads `/` from the real
+ * server while alerts fire, and a screenshot is saved to test-artifacts/ for a person to look at.
+ */
+import fs from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NOW, alert } from './metrics-fixtures.js';
+import { pollStatus, startFakeDaemon, type FakeDaemon } from './http-fixtures.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const available = fs.existsSync(CHROMIUM);
+const EVIL = '<script>window.__pwned = 1</script>';
+const TOKEN = 'browser-test-token';
+
+describe.skipIf(!available)('status page in headless Chromium (needs /usr/bin/chromium, Debian package chromium; CI installs it)', () => {
+  let browser: Browser;
+  let daemon: FakeDaemon;
+
+  beforeAll(async () => {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      timeout: 30_000,
+    });
+    daemon = await startFakeDaemon({ token: TOKEN });
+    daemon.alerts = [
+      alert('usdc_utilization_high', '0x3a85e6…c2d1', 'firing', {
+        labels: { rule: 'usdc_utilization_high', severity: 'critical', market_id: '0x3a85e6…c2d1', chain: 'ethereum', loan_asset: 'USDC', collateral_asset: EVIL },
+        annotations: { summary: `USDC/${EVIL} utilization at 97.0% (threshold 90%)` },
+      }),
+      alert('oracle_stale', '0x9f1b…77aa', 'firing', {
+        severity: 'warning',
+        kind: 'oracle_lag',
+        value: 5400,
+        threshold: 3600,
+        labels: { rule: 'oracle_stale', severity: 'warning', market_id: '0x9f1b…77aa', chain: 'base', loan_asset: 'WETH', collateral_asset: 'cbBTC' },
+        annotations: { summary: 'oracle of WETH/cbBTC has not updated for 1h 30m' },
+      }),
+      alert('borrow_apy_jump', '0x51c0…0b3e', 'pending', {
+        severity: 'warning',
+        value: 0.182,
+        threshold: 0.05,
+        firing_since: null,
+        labels: { rule: 'borrow_apy_jump', severity: 'warning', market_id: '0x51c0…0b3e', chain: 'ethereum', loan_asset: 'DAI', collateral_asset: 'wstETH' },
+        annotations: { summary: 'borrow APY of DAI/wstETH jumped 13.2 points' },
+      }),
+    ];
+    daemon.polls = [
+      pollStatus('markets', true),
+      pollStatus('positions', true, { kind: 'positions', rows: 3120, rejected: 0 }),
+      pollStatus('benchmarks', false, { kind: 'benchmarks' }),
+    ];
+    daemon.silences.add({
+      matchers: [{ name: 'chain', op: '=', value: 'base' }],
+      endsAt: NOW + 2 * 3_600_000,
+      author: 'ops',
+      comment: 'base RPC maintenance',
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.server.close();
+  });
+
+  it.each([
+    ['light', 'status-page.png'],
+    ['dark', 'status-page-dark.png'],
+  ] as const)('lists the firing alert, shows the untrusted symbol as text, in %s mode', async (colorScheme, file) => {
+    const context = await browser.newContext({ colorScheme, viewport: { width: 1280, height: 900 }, extraHTTPHeaders: { authorization: `Bearer ${TOKEN}` } });
+    try {
+      const page = await context.newPage();
+      const res = await page.goto(daemon.server.url + '/', { timeout: 15_000 });
+      expect(res?.status()).toBe(200);
+      const firing = page.locator('tr', { hasText: 'usdc_utilization_high' });
+      await expect(firing.count()).resolves.toBe(1);
+      expect(await firing.innerText()).toContain('firing');
+      expect(await firing.innerText()).toContain(`collateral_asset=${EVIL}`);
+      expect(await page.evaluate(() => document.querySelectorAll('script').length)).toBe(0);
+      expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect(await page.locator('tr', { hasText: 'borrow_apy_jump' }).innerText()).toContain('pending');
+      expect(await page.locator('tr', { hasText: 'benchmarks' }).innerText()).toContain('failing');
+      expect(await page.locator('section', { hasText: 'Silences' }).innerText()).toContain('base RPC maintenance');
+      expect(await page.title()).toBe('(2 firing) lookout');
+      fs.mkdirSync('test-artifacts', { recursive: true });
+      await page.screenshot({ path: `test-artifacts/${file}`, fullPage: true });
+      expect(fs.statSync(`test-artifacts/${file}`).size).toBeGreaterThan(10_000);
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+
+  it('refuses the page without the token', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const res = await page.goto(daemon.server.url + '/', { timeout: 15_000 });
+      expect(res?.status()).toBe(401);
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+});
