@@ -6,8 +6,9 @@ import type { RuleBase } from '../src/rules/schema.js';
 
 /** 2025-01-15T12:00:00Z, the "now" of most rule tests. */
 export const NOW = Date.UTC(2025, 0, 15, 12);
-/** Minutes and hours in ms. */
+/** A minute in ms. */
 export const MIN = 60_000;
+/** An hour in ms. */
 export const HOUR = 3_600_000;
 
 /** A market reading with the labels the client sets; `fields` override the defaults. */
