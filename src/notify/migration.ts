@@ -27,7 +27,8 @@ CREATE TABLE notify_groups (
   created_at INTEGER NOT NULL,
   next_flush_at INTEGER NOT NULL,
   last_sent_at INTEGER,
-  seq INTEGER NOT NULL DEFAULT 0
+  seq INTEGER NOT NULL DEFAULT 0,
+  epoch TEXT NOT NULL
 );
 CREATE INDEX notify_groups_due ON notify_groups (next_flush_at);
 CREATE TABLE notify_group_alerts (

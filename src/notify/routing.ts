@@ -69,11 +69,14 @@ export class Routing {
     return this.routes.find((r) => r.cfg.default || matchesConfig(labels, r.cfg.match, r.cfg.match_re));
   }
 
-  /** Every destination of an alert: one per notifier of its route (or of its rule's `notify`), known notifiers only. */
-  destinations(alert: Pick<Alert, 'labels' | 'kind' | 'rule'>): { destinations: Destination[]; unknown: string[] } {
+  /** Every destination of an alert: one per notifier of its route (or of its rule's `notify`, or `notifyOverride`), known notifiers only. */
+  destinations(
+    alert: Pick<Alert, 'labels' | 'kind' | 'rule'>,
+    notifyOverride?: readonly string[],
+  ): { destinations: Destination[]; unknown: string[] } {
     const r = this.route(alert);
     if (!r) return { destinations: [], unknown: [] };
-    const names = this.ruleNotify(alert.rule) ?? r.cfg.notify;
+    const names = notifyOverride ?? this.ruleNotify(alert.rule) ?? r.cfg.notify;
     const unknown: string[] = [];
     const destinations: Destination[] = [];
     const groupLabels = pickGroupLabels(alert.labels, r.cfg.group_by);
