@@ -22,7 +22,7 @@ export type SourceCode = (typeof SOURCE_CODES)[keyof typeof SOURCE_CODES];
 
 /**
  * Short failure classes, bounded so they can be a metric label:
- * `http_400`, `http_401`, `http_403`, `http_404`, `http_429`, `http_4xx`, `http_5xx`, `timeout`, `network`,
+ * `http_400`, `http_401`, `http_403`, `http_404`, `http_429`, `http_4xx` (other 4xx), `http_3xx`, `http_5xx`, `timeout`, `network`,
  * `bad_json`, `graphql`, `schema`, `page_cap`, `repeated_cursor`, `missing_cursor`, `limit_reached`, `aborted`.
  */
 export type SourceReason = string;

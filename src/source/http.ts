@@ -100,6 +100,9 @@ export class HttpClient {
   /** Sends a request with retries; resolves with the parsed JSON body or rejects with a {@link DataServiceError}. */
   async request(req: HttpRequest): Promise<HttpResponse> {
     const endpoint = `${req.method} ${req.url.pathname}`;
+    if (this.closed && !this.opts.dispatcher) {
+      throw new DataServiceError(SOURCE_CODES.aborted, `${endpoint}: the data-service client is closed`, { endpoint, reason: 'aborted' });
+    }
     for (let attempt = 1; ; attempt++) {
       if (req.signal?.aborted) throw this.aborted(endpoint, req.signal);
       let outcome: Attempt;
@@ -147,7 +150,6 @@ export class HttpClient {
 
   private dispatcherFor(url: URL): Dispatcher {
     if (this.opts.dispatcher) return this.opts.dispatcher;
-    if (this.closed) throw new Error('the data-service client is closed');
     let pool = this.pools.get(url.origin);
     if (!pool) {
       pool = new Pool(url.origin, {
@@ -219,7 +221,7 @@ export class HttpClient {
     if (status >= 500) {
       return { ok: false, code: SOURCE_CODES.http, reason: 'http_5xx', status, detail: `${status} — the service failed${said}`, retryable: true, retryAfterMs: parseRetryAfter(retryAfter, this.now()) };
     }
-    const reason = status === 400 || status === 404 ? `http_${status}` : 'http_4xx';
+    const reason = status === 400 || status === 404 ? `http_${status}` : `http_${Math.floor(status / 100)}xx`;
     const what = status === 400 ? 'the service rejected the request' : status === 404 ? 'nothing matched' : 'unexpected status';
     return { ok: false, code: SOURCE_CODES.http, reason, status, detail: `${status} — ${what}${said}`, retryable: false };
   }

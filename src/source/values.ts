@@ -138,3 +138,22 @@ export function describeIssue(err: z.ZodError): string {
   const path = issue.path.length ? issue.path.join('.') : 'row';
   return `${path}: ${issue.message}`;
 }
+
+/**
+ * An extra field the service sent (one lookout has no schema for), with numeric strings read as
+ * numbers — recursively — so a rule or template sees one type whatever form the service chose.
+ * Only strings that are exactly a number's own text are converted (never ids like "007" or amounts
+ * beyond 2^53), so nothing is lost.
+ */
+export function normalizeExtra(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') {
+    if (!NUMERIC.test(v)) return v;
+    const n = Number(v);
+    return Number.isFinite(n) && String(n) === v ? n : v;
+  }
+  if (depth > 8 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => normalizeExtra(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = normalizeExtra(x, depth + 1);
+  return out;
+}

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { Reading, Rejection } from '../../model.js';
-import { bigIntString, bool, describeIssue, int, num, str, time } from '../values.js';
+import { bigIntString, bool, describeIssue, int, normalizeExtra, num, str, time } from '../values.js';
 
 /** The list kinds this module reads. */
 export type ListKind = 'position' | 'asset' | 'holding';
@@ -29,6 +29,9 @@ const schemas = {
   asset: z.looseObject({ ...common, position_id: str, type: str, token_address: str, balance: bigIntString, decimals: int, price_usd: num }),
   holding: z.looseObject({ ...common, token_address: str, balance: bigIntString, decimals: int, price_usd: num }),
 };
+
+/** The fields each kind normalizes itself; the rest are extras. */
+const known = Object.fromEntries(Object.entries(schemas).map(([k, s]) => [k, new Set(Object.keys(s.shape))])) as Record<ListKind, Set<string>>;
 
 type Row = Record<string, unknown> & {
   id: string | null;
@@ -99,7 +102,10 @@ export function listReadings(kind: ListKind, rows: readonly unknown[], pollTime:
     }
     seen.add(entity);
     const { wallet_address: _wa, symbol: _sym, timestamp, updated_at, created_at, ...rest } = r;
-    const fields: Record<string, unknown> = { ...rest, wallet, asset };
+    const fields: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(rest)) fields[k] = known[kind].has(k) ? v : normalizeExtra(v);
+    fields.wallet = wallet;
+    fields.asset = asset;
     if (kind !== 'position' && r.symbol !== null) fields.symbol = r.symbol;
     for (const [k, v] of Object.entries({ timestamp, updated_at, created_at })) if (v !== null) fields[k] = v;
     readings.push({ kind, entity, at: timestamp ?? updated_at ?? created_at ?? pollTime, labels: labelsOf(kind, r, wallet, asset), fields });

@@ -5,11 +5,18 @@
  */
 import { z } from 'zod';
 import type { Reading, Rejection } from '../../model.js';
-import { describeIssue, num, str } from '../values.js';
+import { describeIssue, normalizeExtra, num, str } from '../values.js';
 
 const figures = { nav_usd: num, value_usd: num, pnl_usd: num, roi: num, twr: num, apr: num, apy: num };
 const orgSchema = z.looseObject(figures);
 const walletSchema = z.looseObject({ ...figures, wallet: str, wallet_address: str, address: str });
+
+/** Figures as parsed; every other member with numeric strings read as numbers. */
+function withExtras(parsed: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(parsed)) out[k] = k in figures ? v : normalizeExtra(v);
+  return out;
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
@@ -27,7 +34,7 @@ export function performanceReadings(body: unknown, pollTime: number): { readings
   if (org) {
     const parsed = orgSchema.safeParse(org);
     if (parsed.success) {
-      const { wallets: _w, data: _d, ...fields } = parsed.data as Record<string, unknown>;
+      const { wallets: _w, data: _d, ...fields } = withExtras(parsed.data);
       readings.push({ kind: 'performance', entity: 'organization', at: pollTime, labels: { scope: 'organization' }, fields: { ...period, ...fields } });
     } else rejected.push({ reason: 'invalid_field', entity: 'organization', detail: `performance organization: ${describeIssue(parsed.error)}` });
   }
@@ -40,7 +47,7 @@ export function performanceReadings(body: unknown, pollTime: number): { readings
       rejected.push({ reason: 'invalid_field', ...(typeof rawWallet === 'string' ? { entity: rawWallet } : {}), detail: `performance wallet: ${describeIssue(parsed.error)}` });
       continue;
     }
-    const { wallet_address, address, ...rest } = parsed.data;
+    const { wallet_address, address, ...rest } = withExtras(parsed.data) as typeof parsed.data;
     const wallet = rest.wallet ?? wallet_address ?? address;
     if (!wallet) {
       rejected.push({ reason: 'missing_id', detail: 'performance wallet row without a wallet address' });
