@@ -1,0 +1,277 @@
+/** The notify pipeline end to end over a real SQLite file and a recording Slack server on loopback, with a manual clock. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import type { Alert, AlertEvent } from '../src/model.js';
+import { createNotifications, type NotifyConfig, type NotifyOutcome } from '../src/notify/index.js';
+import type { InhibitConfig, RouteConfig } from '../src/notify/schema.js';
+import { alert, event, notifier, route, SlackRecorder, tempStores } from './notify-helpers.js';
+
+const T0 = 1_700_000_000_000;
+const stores = tempStores();
+const servers: SlackRecorder[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.stop();
+  stores.cleanup();
+});
+
+async function setup(opts: { routes?: RouteConfig[]; inhibit?: InhibitConfig[]; rate?: number; delivery?: Partial<NotifyConfig['delivery']> } = {}) {
+  const clock = new ManualClock(T0);
+  const slack = await new SlackRecorder(clock).start();
+  servers.push(slack);
+  const store = stores.open();
+  const firing = new Map<string, Alert>();
+  const notified = new Map<string, number>();
+  const results: Array<[string, NotifyOutcome]> = [];
+  const config: NotifyConfig = {
+    notifiers: { slack: notifier({ type: 'slack', webhook_url: slack.url, rate_limit: opts.rate ?? 1, max_alerts: 20 }) },
+    routes: opts.routes ?? [route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '10s', group_interval: '1m', repeat_interval: '4h' })],
+    inhibit: opts.inhibit,
+    delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000, ...opts.delivery },
+    watchdog: { enabled: false, severity: 'info' },
+  };
+  const n = createNotifications({
+    db: store.db,
+    config,
+    clock,
+    random: () => 0.5,
+    alerts: { firing: () => [...firing.values()], markNotified: (fp, at) => notified.set(fp, at) },
+    onResult: (name, outcome) => results.push([name, outcome]),
+  });
+  /** What the alert engine does: change state and enqueue in one transaction. */
+  const apply = (events: AlertEvent[]) => {
+    store.transaction(() => {
+      for (const e of events) {
+        if (e.type === 'firing') firing.set(e.alert.fingerprint, e.alert);
+        if (e.type === 'resolved') firing.delete(e.alert.fingerprint);
+      }
+      n.outbox.enqueue(events, clock.now());
+    });
+  };
+  /** Advances the clock in steps, running the dispatcher at each. */
+  const advance = async (ms: number, step = 1000) => {
+    for (let t = 0; t < ms; t += step) {
+      clock.advance(Math.min(step, ms - t));
+      await n.dispatcher.runDue();
+    }
+  };
+  return { clock, slack, store, n, apply, advance, results, notified, firing };
+}
+
+const count = (results: Array<[string, NotifyOutcome]>, o: NotifyOutcome) => results.filter(([, r]) => r === o).length;
+
+describe('grouping', () => {
+  it('batches alerts of one group that arrive within group_wait into one message', async () => {
+    const s = await setup();
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.n.dispatcher.runDue();
+    expect(s.slack.posts).toHaveLength(0); // the first of a new group waits group_wait
+    await s.advance(4000);
+    s.apply([event('firing', alert('util', 'm2'), s.clock.now()), event('firing', alert('other', 'm3'), s.clock.now())]);
+    await s.advance(6000);
+    expect(s.slack.posts).toHaveLength(1);
+    expect(s.slack.posts[0]!.raw).toContain('m1');
+    expect(s.slack.posts[0]!.raw).toContain('m2');
+    expect(s.slack.posts[0]!.body.text).toContain('FIRING:2 util');
+    await s.advance(4000); // the `other` group waited its own group_wait
+    expect(s.slack.posts).toHaveLength(2);
+    expect(s.notified.get('util/m1')).toBeDefined();
+  });
+
+  it('sends a new alert of an already-notified group after group_interval, listing the whole group', async () => {
+    const s = await setup();
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(10_000);
+    expect(s.slack.posts).toHaveLength(1);
+    s.apply([event('firing', alert('util', 'm2'), s.clock.now())]);
+    await s.advance(30_000);
+    expect(s.slack.posts).toHaveLength(1);
+    await s.advance(31_000);
+    expect(s.slack.posts).toHaveLength(2);
+    expect(s.slack.posts[1]!.body.text).toContain('FIRING:2');
+  });
+
+  it('sends the resolved message at once when the whole group has resolved', async () => {
+    const s = await setup();
+    const a1 = alert('util', 'm1');
+    const a2 = alert('util', 'm2');
+    s.apply([event('firing', a1, T0), event('firing', a2, T0)]);
+    await s.advance(10_000);
+    s.apply([event('resolved', a1, s.clock.now())]);
+    await s.n.dispatcher.runDue();
+    expect(s.slack.posts).toHaveLength(1); // m2 still fires: no early flush
+    s.apply([event('resolved', a2, s.clock.now())]);
+    await s.n.dispatcher.runDue(); // no group_interval wait: the message is composed at once
+    expect(s.n.dispatcher.deliveries.list({ status: 'pending' })).toHaveLength(1);
+    await s.advance(1000); // the rate limit (1/s) lets it out
+    expect(s.slack.posts).toHaveLength(2);
+    const resolved = s.slack.posts[1]!;
+    expect(resolved.body.text).toMatch(/^RESOLVED util/);
+    expect(resolved.raw).toContain('lasted');
+    expect(resolved.raw).toContain('peak');
+  });
+
+  it('with send_resolved: false sends no resolved message', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_wait: '0s', send_resolved: false })] });
+    const a1 = alert('util', 'm1');
+    s.apply([event('firing', a1, T0)]);
+    await s.advance(1000);
+    s.apply([event('resolved', a1, s.clock.now())]);
+    await s.advance(5 * 60_000, 10_000);
+    expect(s.slack.posts).toHaveLength(1);
+    expect(s.n.dispatcher.pending()).toBe(0);
+  });
+
+  it('repeats a firing group every repeat_interval with the current values', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_wait: '0s', group_interval: '1m', repeat_interval: '10m' })] });
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(1000);
+    s.firing.set('util/m1', alert('util', 'm1', { value: 0.985 }));
+    await s.advance(9 * 60_000, 30_000);
+    expect(s.slack.posts).toHaveLength(1);
+    await s.advance(2 * 60_000, 30_000);
+    expect(s.slack.posts).toHaveLength(2);
+    expect(s.slack.posts[1]!.raw).toContain('98.5%');
+    expect(s.slack.posts[1]!.key).not.toBe(s.slack.posts[0]!.key);
+  });
+
+  it('routes first match wins and a rule notify list would apply per route', async () => {
+    const s = await setup({
+      routes: [
+        route({ match: { severity: 'info' }, notify: ['nowhere'], group_wait: '0s' }),
+        route({ match_re: { rule: 'ut.*' }, notify: ['slack'], group_wait: '0s', group_by: ['chain'] }),
+      ],
+    });
+    s.apply([event('firing', alert('util', 'm1', { severity: 'info' }), T0), event('firing', alert('util', 'm2'), T0), event('firing', alert('xyz', 'm3'), T0)]);
+    await s.advance(1000);
+    expect(s.slack.posts).toHaveLength(1); // info → unknown notifier (skipped); xyz → no route
+    expect(s.slack.posts[0]!.raw).toContain('m2');
+    expect(s.slack.posts[0]!.raw).not.toContain('m1');
+  });
+});
+
+describe('delivery', () => {
+  it('delivers every notification once after a Slack outage of several minutes', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_by: ['market_id'], group_wait: '0s' })], rate: 5 });
+    s.slack.respond(500);
+    s.apply(Array.from({ length: 12 }, (_, i) => event('firing', alert('util', `m${i}`), T0)));
+    await s.advance(8 * 60_000, 5000); // eight minutes of 500s
+    const during = s.slack.posts.length;
+    expect(during).toBeGreaterThan(3);
+    expect(during).toBeLessThan(40); // backoff: one request per pause, not one per message per tick
+    expect(s.slack.delivered()).toHaveLength(0);
+    s.slack.respond(200);
+    await s.advance(3 * 60_000, 5000);
+    const keys = s.slack.delivered().map((p) => p.key);
+    expect(keys).toHaveLength(12);
+    expect(new Set(keys).size).toBe(12);
+    expect(s.n.dispatcher.pending()).toBe(0);
+    expect(count(s.results, 'retry')).toBe(during);
+    expect(count(s.results, 'sent')).toBe(12);
+  });
+
+  it('honours Retry-After on 429', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_wait: '0s' })], delivery: { backoff: 1000 } });
+    s.slack.respond(429, { retryAfter: '30' });
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.n.dispatcher.runDue();
+    expect(s.slack.posts).toHaveLength(1);
+    s.slack.respond(200);
+    await s.advance(29_000);
+    expect(s.slack.posts).toHaveLength(1);
+    await s.advance(2000);
+    expect(s.slack.delivered()).toHaveLength(1);
+    expect(s.slack.posts[0]!.key).toBe(s.slack.posts[1]!.key);
+  });
+
+  it('gives up after give_up_after, keeps the row with its error, and reports failed', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_wait: '0s' })], delivery: { give_up_after: 60_000, max_backoff: 10_000 } });
+    s.slack.respond(503);
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(90_000, 2000);
+    const failed = s.n.dispatcher.deliveries.list({ status: 'failed' });
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.error).toContain('HTTP 503');
+    expect(failed[0]!.error).not.toContain('secret-token');
+    expect(count(s.results, 'failed')).toBe(1);
+    expect(s.n.dispatcher.pending()).toBe(0);
+  });
+
+  it('fails at once on a 4xx that retrying cannot fix', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_wait: '0s' })] });
+    s.slack.respond(404);
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.n.dispatcher.runDue();
+    expect(s.slack.posts).toHaveLength(1);
+    expect(count(s.results, 'failed')).toBe(1);
+  });
+
+  it('200 markets crossing at once: one grouped message per group, within the rate limit', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_by: ['rule', 'chain'], group_wait: '10s' })], rate: 1 });
+    const chains = ['base', 'mainnet', 'arbitrum', 'optimism'];
+    s.apply(Array.from({ length: 200 }, (_, i) => event('firing', alert('util', `m${i}`, {}, { chain: chains[i % 4]! }), T0)));
+    await s.advance(20_000, 250);
+    const posts = s.slack.delivered();
+    expect(posts).toHaveLength(4); // one per chain; each lists 20 and says how many more
+    for (const p of posts) {
+      expect(p.body.text).toContain('FIRING:50');
+      expect(p.raw).toContain('and *30* more not shown');
+      expect(p.body.blocks.length).toBeLessThanOrEqual(50);
+    }
+    const times = posts.map((p) => p.at).sort((a, b) => a - b);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+describe('silences and inhibition stages', () => {
+  it('a silence mutes matching alerts; when it expires a still-firing alert notifies at the next flush', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_wait: '0s', group_interval: '1m' })] });
+    const sil = s.n.silences.add({ matchers: [{ name: 'market_id', op: '=~', value: 'm[12]' }], endsAt: T0 + 5 * 60_000, author: 't', comment: 'maintenance' });
+    s.apply([event('firing', alert('util', 'm1'), T0), event('firing', alert('util', 'm2'), T0), event('firing', alert('util', 'm3'), T0)]);
+    await s.advance(1000);
+    expect(s.slack.posts).toHaveLength(1);
+    expect(s.slack.posts[0]!.raw).toContain('m3');
+    expect(s.slack.posts[0]!.raw).not.toMatch(/\(m1\)|\(m2\)/);
+    expect(count(s.results, 'silenced')).toBe(2);
+    await s.advance(2 * 60_000, 10_000);
+    expect(s.slack.posts).toHaveLength(1);
+    s.n.silences.expire(sil.id);
+    await s.advance(61_000, 10_000);
+    expect(s.slack.posts).toHaveLength(2);
+    expect(s.slack.posts[1]!.raw).toContain('(m1)');
+    expect(count(s.results, 'silenced')).toBe(2); // counted once per alert, not per flush
+  });
+
+  it('default inhibition: source_down of a poll mutes alerts of that poll; oracle_lag mutes price_deviation on the same market', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s' })] });
+    const down = alert('source_down', 'markets', { kind: 'source_down' }, { poll: 'markets', market_id: '' });
+    const lag = alert('lag', 'mA', { kind: 'oracle_lag' }, { poll: 'other' });
+    s.apply([event('firing', down, T0), event('firing', lag, T0)]);
+    s.apply([
+      event('firing', alert('util', 'm1'), T0), // poll=markets → inhibited
+      event('firing', alert('util', 'm2', {}, { poll: 'positions' }), T0), // other poll → sent
+      event('firing', alert('dev', 'mA', { kind: 'price_deviation' }, { poll: 'other' }), T0), // inhibited by lag
+      event('firing', alert('dev', 'mB', { kind: 'price_deviation' }, { poll: 'other' }), T0), // sent
+    ]);
+    await s.advance(10_000);
+    const raw = s.slack.posts.map((p) => p.raw).join('\n');
+    expect(raw).toContain('(m2)');
+    expect(raw).not.toContain('(m1)');
+    const dev = s.slack.posts.find((p) => p.body.text.includes(' dev '))!;
+    expect(dev.raw).toContain('(mB)');
+    expect(dev.raw).not.toContain('(mA)');
+    expect(raw).toContain('*source_down*'); // source_down itself is not inhibited // source_down itself is not inhibited
+    expect(count(s.results, 'inhibited')).toBe(2);
+  });
+
+  it('configured inhibit rules replace the defaults', async () => {
+    const s = await setup({
+      routes: [route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s' })],
+      inhibit: [{ source_match: { severity: 'critical' }, source_match_re: {}, target_match: { severity: 'warning' }, target_match_re: {}, equal: ['market_id'] }],
+    });
+    s.apply([event('firing', alert('crit', 'm1'), T0), event('firing', alert('warn', 'm1', { severity: 'warning' }), T0), event('firing', alert('warn', 'm2', { severity: 'warning' }), T0)]);
+    await s.advance(5000);
+    const warn = s.slack.posts.find((p) => p.body.text.includes('warn'))!;
+    expect(warn.raw).toContain('(m2)');
+    expect(warn.raw).not.toContain('(m1)');
+  });
+});

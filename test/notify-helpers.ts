@@ -1,0 +1,150 @@
+/** Shared fixtures for the notify tests: a temp store, alerts, a recording Slack server on loopback. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Clock } from '../src/clock.js';
+import type { Alert, AlertEvent } from '../src/model.js';
+import { notifierSchema, routeSchema, type NotifierConfig, type RouteConfig } from '../src/notify/schema.js';
+import { openStore, type Store } from '../src/store/index.js';
+
+/** Opens a store on a fresh temp file; `cleanup()` closes and removes them all. */
+export function tempStores(): { open(): Store; dir(): string; cleanup(): void } {
+  const dirs: string[] = [];
+  const stores: Store[] = [];
+  const dir = () => {
+    const d = mkdtempSync(join(tmpdir(), 'lookout-notify-'));
+    dirs.push(d);
+    return d;
+  };
+  return {
+    dir,
+    open() {
+      const s = openStore(join(dir(), 'lookout.db'));
+      stores.push(s);
+      return s;
+    },
+    cleanup() {
+      for (const s of stores.splice(0)) s.close();
+      for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A firing alert of `rule` on `entity`, with evidence. */
+export function alert(rule: string, entity: string, over: Partial<Alert> = {}, labels: Record<string, string> = {}): Alert {
+  const t = over.firing_since ?? 1_700_000_000_000;
+  return {
+    fingerprint: `${rule}/${entity}`,
+    rule,
+    kind: 'utilization_above',
+    entity,
+    state: 'firing',
+    flapping: false,
+    severity: 'critical',
+    labels: { rule, alertname: rule, severity: over.severity ?? 'critical', market_id: entity, chain: 'base', poll: 'markets', loan_asset: 'USDC', collateral_asset: 'WETH', ...labels },
+    annotations: { summary: `utilization high on ${entity}` },
+    value: 0.97,
+    threshold: 0.95,
+    previous_value: 0.93,
+    peak: 0.99,
+    data_at: t - 5000,
+    block: 123456,
+    pending_since: t - 60_000,
+    firing_since: t,
+    resolved_at: null,
+    last_eval_at: t,
+    last_notified_at: null,
+    absent_polls: 0,
+    changes: [],
+    ...over,
+  };
+}
+
+/** An event for an alert (a resolved one gets its resolved state and time). */
+export function event(type: AlertEvent['type'], a: Alert, at: number): AlertEvent {
+  const al = type === 'resolved' ? { ...a, state: 'resolved' as const, resolved_at: at } : a;
+  return { type, at, alert: al };
+}
+
+/** A validated route. */
+export function route(r: Record<string, unknown>): RouteConfig {
+  return routeSchema.parse(r);
+}
+
+/** A validated notifier config. */
+export function notifier(n: Record<string, unknown>): NotifierConfig {
+  return notifierSchema.parse(n);
+}
+
+/** One post the Slack recorder received. */
+export interface SlackPost {
+  /** The test clock's time when it arrived. */
+  at: number;
+  status: number;
+  body: { text: string; blocks: Array<{ type: string; text?: { text: string }; elements?: Array<{ text: string }> }> };
+  raw: string;
+  /** The dedup key from the footer. */
+  key: string;
+}
+
+/** A loopback HTTP server that records Slack webhook posts and answers what it is told (200, 500, 429 + Retry-After, or hang). */
+export class SlackRecorder {
+  readonly posts: SlackPost[] = [];
+  private server: Server | undefined;
+  private answer: { status: number; retryAfter?: string; hang?: boolean } = { status: 200 };
+  private waiters: Array<() => void> = [];
+  url = '';
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Starts on 127.0.0.1 on a free port. */
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => {
+        const a = this.answer;
+        const body = JSON.parse(raw) as SlackPost['body'];
+        const footer = body.blocks.at(-1)?.elements?.[0]?.text ?? '';
+        const key = /`(lk-[0-9a-f]+)`/.exec(footer)?.[1] ?? '';
+        this.posts.push({ at: this.clock.now(), status: a.hang ? 0 : a.status, body, raw, key });
+        for (const w of this.waiters.splice(0)) w();
+        if (a.hang) return; // never answers: the client is killed or times out
+        res.writeHead(a.status, a.retryAfter ? { 'retry-after': a.retryAfter } : {});
+        res.end(a.status === 200 ? 'ok' : 'error');
+      });
+    });
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/services/T000/B000/secret-token`;
+    return this;
+  }
+
+  /** Sets the answer to the next posts. */
+  respond(status: number, opts: { retryAfter?: string; hang?: boolean } = {}): void {
+    this.answer = { status, ...opts };
+  }
+
+  /** Posts answered 200. */
+  delivered(): SlackPost[] {
+    return this.posts.filter((p) => p.status === 200);
+  }
+
+  /** Resolves when `n` posts have arrived (bounded by `ms`). */
+  async waitFor(n: number, ms = 10_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (this.posts.length < n) {
+      if (Date.now() > deadline) throw new Error(`only ${this.posts.length} of ${n} posts arrived`);
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 100);
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+}
