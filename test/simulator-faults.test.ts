@@ -144,7 +144,7 @@ describe('fault injection', () => {
     ])('refuses a bad spec %j with 400', async (spec, word) => {
       const res = await fetch(sim.url + '/_sim/faults', { method: 'POST', body: typeof spec === 'string' ? spec : JSON.stringify(spec) });
       expect(res.status).toBe(400);
-      expect((await res.json()).message).toContain(word);
+      expect(((await res.json()) as any).message).toContain(word);
     });
 
     it('reports request counts and the scenario', async () => {

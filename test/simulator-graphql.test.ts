@@ -91,7 +91,7 @@ describe('GraphQL metrics over HTTP', () => {
   it('answers 400 to a body without a query string', async () => {
     const res = await fetch(sim.url + '/api/graphql', { method: 'POST', headers: { 'x-api-key': 'sim-key' }, body: 'not json' });
     expect(res.status).toBe(400);
-    expect((await res.json()).errors[0].message).toEqual(expect.any(String));
+    expect(((await res.json()) as any).errors[0].message).toEqual(expect.any(String));
   });
 
   it('caps rows at maxGraphqlRows whatever limit says', async () => {

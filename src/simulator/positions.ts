@@ -3,7 +3,7 @@
  * the seed, rows valued on demand at a given time. Each row has a numeric key (a millisecond
  * timestamp) that orders it and serves as the pagination cursor.
  */
-import { addressOf, between, hash32, hexOf, pick, pickWeighted, rand01, randRange, scaledInteger, streamOf } from './random.js';
+import { between, hash32, hexOf, pick, pickWeighted, rand01, randRange, scaledInteger, streamOf } from './random.js';
 import { NETWORK_WEIGHT, POSITION_ASSETS, PROTOCOLS, token, type NetworkInfo } from './reference.js';
 import { tokenAddress, tokenUsd } from './markets.js';
 
