@@ -1,3 +1,4 @@
+import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SourceError } from '../src/errors.js';
 import { startSimulator, type Simulator } from '../src/simulator/index.js';
@@ -318,6 +319,45 @@ describe('transport', () => {
       const rows = (await c.metrics({ limit: 1 })) as Record<string, unknown>[];
       expect(rows[0]!.oracle_price).toBe('3022232490411010000000000001');
       expect(rows[0]!.total_supplied).toBe('143857416635568123');
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('sends through a dispatcher passed in, and leaves it open on close()', async () => {
+    const agent = new Agent();
+    try {
+      const before = sim.requests.count('/api/catalog/networks');
+      const c = createDataServiceClient(sourceConfig(sim), { dispatcher: agent });
+      await c.networks();
+      await c.close();
+      expect(sim.requests.count('/api/catalog/networks') - before).toBe(1);
+      expect(agent.closed).toBe(false);
+      await expect(createDataServiceClient(sourceConfig(sim), { dispatcher: agent }).networks()).resolves.not.toHaveLength(0);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('honours a Retry-After given as an HTTP date, against the clock passed in', async () => {
+    const now = Date.UTC(2026, 0, 1, 12, 0, 0);
+    let calls = 0;
+    const srv = await rawServer((_req, res) => {
+      calls++;
+      if (calls === 1) {
+        res.writeHead(429, { 'retry-after': new Date(now + 3_000).toUTCString(), 'content-type': 'application/json' });
+        res.end('{"error":"Too Many Requests"}');
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('[]');
+      }
+    });
+    try {
+      const { sleep, delays } = recordingSleep();
+      const c = createDataServiceClient(sourceConfig({ url: srv.url, catalogUrl: srv.url }, { max_backoff: 10_000 }), { sleep, now: () => now });
+      clients.push(c);
+      await expect(c.networks()).resolves.toEqual([]);
+      expect(delays).toEqual([3_000]);
     } finally {
       await srv.close();
     }

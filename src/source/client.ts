@@ -102,6 +102,8 @@ export interface ClientOptions {
   sleep?: Sleep;
   /** Jitter source in [0, 1). */
   random?: () => number;
+  /** Wall clock (ms) for Retry-After given as an HTTP date. */
+  now?: () => number;
 }
 
 /** Joins a configured URL (which may carry a path prefix) with an endpoint path and query. */
@@ -128,6 +130,7 @@ export function createDataServiceClient(cfg: SourceConfig, opts: ClientOptions =
     dispatcher: opts.dispatcher,
     sleep: opts.sleep,
     random: opts.random,
+    now: opts.now,
     log: opts.log,
   });
   const base = cfg.base_url;
