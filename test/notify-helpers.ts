@@ -108,7 +108,7 @@ export class SlackRecorder {
         const a = this.answer;
         const body = JSON.parse(raw) as SlackPost['body'];
         const footer = body.blocks.at(-1)?.elements?.[0]?.text ?? '';
-        const key = /`(lk-[0-9a-f]+)`/.exec(footer)?.[1] ?? '';
+        const key = /`(lk-[\w-]+)`/.exec(footer)?.[1] ?? '';
         this.posts.push({ at: this.clock.now(), status: a.hang ? 0 : a.status, body, raw, key });
         for (const w of this.waiters.splice(0)) w();
         if (a.hang) return; // never answers: the client is killed or times out
