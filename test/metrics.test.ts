@@ -233,3 +233,16 @@ describe('metrics registry', () => {
     expect(samples(await m.scrape(), 'lookout_build_info')).toEqual([{ name: 'lookout_build_info', labels: { version: '1.2.3' }, value: 1 }]);
   });
 });
+
+describe('fast scrape path', () => {
+  it('renders exactly what registry.metrics() renders', async () => {
+    const m = fullyFed();
+    m.setReadings('markets', [market('m1', {}, { loan_asset: 'a"b\\c\nd' }), market('m2', { oracle_last_update: null })], NOW);
+    expect(await m.scrape()).toBe(await m.registry.metrics());
+    // the cached market text must follow the next poll
+    m.setReadings('markets', [market('m2', { utilization: 0.5 })], NOW);
+    const text = await m.scrape();
+    expect(text).toBe(await m.registry.metrics());
+    expect(samples(text, 'lookout_market_utilization_ratio').map((s) => [s.labels.market_id, s.value])).toEqual([['m2', 0.5]]);
+  });
+});

@@ -6,12 +6,12 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Alert, PollOutcome, Reading } from '../model.js';
 import { systemClock, type Clock } from '../clock.js';
 import { SeriesTracker, type SeriesBatch } from './series.js';
+import { MarketFamily, MarketTable, type MarketRow } from './market-table.js';
 import {
-  MARKET_LABELS,
   POSITION_LABELS,
   addBenchmark,
-  addMarket,
   addPosition,
+  marketRow,
   positionBatch,
   type PositionGroup,
   type ReadingGauges,
@@ -81,22 +81,8 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     );
   }
 
+  const markets = new MarketTable(registers);
   const g: ReadingGauges = {
-    utilization: gauge('lookout_market_utilization_ratio', 'Borrowed over supplied of a lending market (0.95 = 95%).', MARKET_LABELS),
-    borrowApy: gauge('lookout_market_borrow_apy_ratio', 'Borrow APY of a lending market, as a fraction.', MARKET_LABELS),
-    supplyApy: gauge('lookout_market_supply_apy_ratio', 'Supply APY of a lending market, as a fraction.', MARKET_LABELS),
-    oracleLag: gauge(
-      'lookout_market_oracle_lag_seconds',
-      "Seconds between the oracle's last update and the poll that read it.",
-      MARKET_LABELS,
-    ),
-    oraclePrice: gauge(
-      'lookout_market_oracle_price',
-      'Oracle price of the collateral in loan-asset units (raw price scaled by 1e36 and the decimals).',
-      MARKET_LABELS,
-    ),
-    suppliedUsd: gauge('lookout_market_total_supplied_usd', 'Total supplied to a lending market, in USD.', MARKET_LABELS),
-    borrowedUsd: gauge('lookout_market_total_borrowed_usd', 'Total borrowed from a lending market, in USD.', MARKET_LABELS),
     positions: gauge('lookout_positions', 'Number of positions, by chain, protocol and verified.', POSITION_LABELS),
     positionsValue: gauge('lookout_positions_value_usd', 'Summed value of the positions, in USD.', POSITION_LABELS),
     benchmarkApy: gauge(
@@ -194,12 +180,14 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
 
     setReadings(poll, readings, now) {
       const batch: SeriesBatch = new Map();
+      const rows: MarketRow[] = [];
       const groups = new Map<string, PositionGroup>();
       for (const r of readings) {
-        if (r.kind === 'market') addMarket(batch, g, r, now);
+        if (r.kind === 'market') rows.push(marketRow(r, now));
         else if (r.kind === 'position') addPosition(groups, r);
         else if (r.kind === 'benchmark') addBenchmark(batch, g, r);
       }
+      markets.replace(poll, rows);
       tracker.replace(poll, batch);
       const hadPositions = positionsByPoll.has(poll);
       if (groups.size > 0) positionsByPoll.set(poll, groups);
@@ -208,6 +196,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
 
     forgetPoll(poll) {
+      markets.forget(poll);
       tracker.forget(poll);
       if (positionsByPoll.delete(poll)) tracker.replace(POSITIONS_OWNER, positionBatch(g, positionsByPoll.values()));
       for (const m of [pollDuration, lastSuccess, sourceUp]) m.remove({ poll });
@@ -254,8 +243,24 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
 
     scrape() {
-      return registry.metrics();
+      return scrape(registry);
     },
   };
 }
 
+
+type StringFormatter = { getMetricsAsString?: (m: unknown) => Promise<string> };
+
+/**
+ * The registry's text, with the market families rendered by their fast path. Same output as
+ * `registry.metrics()`; falls back to it if prom-client's per-metric formatter ever goes away.
+ */
+async function scrape(registry: Registry): Promise<string> {
+  const format = (registry as unknown as StringFormatter).getMetricsAsString;
+  if (typeof format !== 'function' || registry.contentType !== Registry.PROMETHEUS_CONTENT_TYPE) return registry.metrics();
+  const parts: string[] = [];
+  for (const m of registry.getMetricsAsArray() as unknown[]) {
+    parts.push(m instanceof MarketFamily ? m.text() : await format.call(registry, m));
+  }
+  return parts.join('\n\n') + '\n';
+}

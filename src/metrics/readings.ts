@@ -5,19 +5,13 @@
 import type { Gauge } from 'prom-client';
 import type { Reading } from '../model.js';
 import { labelKey, seriesKey, type Labels, type SeriesBatch } from './series.js';
+import type { MarketRow } from './market-table.js';
 
 /** Label value used when a reading lacks a label (an empty value would read as "no label"). */
 export const UNKNOWN = 'unknown';
 
 /** The gauges fed from readings. */
 export interface ReadingGauges {
-  utilization: Gauge<string>;
-  borrowApy: Gauge<string>;
-  supplyApy: Gauge<string>;
-  oracleLag: Gauge<string>;
-  oraclePrice: Gauge<string>;
-  suppliedUsd: Gauge<string>;
-  borrowedUsd: Gauge<string>;
   positions: Gauge<string>;
   positionsValue: Gauge<string>;
   benchmarkApy: Gauge<string>;
@@ -26,8 +20,6 @@ export interface ReadingGauges {
   benchmarkComplete: Gauge<string>;
 }
 
-/** Label names of the per-market gauges, in order. */
-export const MARKET_LABELS = ['market_id', 'chain', 'loan_asset', 'collateral_asset'] as const;
 /** Label names of the position aggregates, in order. */
 export const POSITION_LABELS = ['chain', 'protocol', 'verified'] as const;
 /** Benchmark windows and rate components, as exported in `window` and `component`. */
@@ -65,25 +57,29 @@ function put(batch: SeriesBatch, gauge: Gauge<string>, key: string, labels: Labe
   batch.set(seriesKey(gaugeName(gauge), key), { gauge, labels, value });
 }
 
-/** Adds the samples of one market reading to `batch`; null fields get no sample. */
-export function addMarket(batch: SeriesBatch, g: ReadingGauges, r: Reading, now: number): void {
+/** The row of one market reading: one value per market family, NaN for a null field. */
+export function marketRow(r: Reading, now: number): MarketRow {
   const f = r.fields;
   const market = (f.market ?? {}) as Record<string, unknown>;
-  const labels: Labels = {
-    market_id: r.entity,
-    chain: label(r, 'chain', market.chain),
-    loan_asset: label(r, 'loan_asset', market.loan_asset_symbol),
-    collateral_asset: label(r, 'collateral_asset', market.collateral_asset_symbol),
-  };
-  const key = labelKey([labels.market_id!, labels.chain!, labels.loan_asset!, labels.collateral_asset!]);
   const lastUpdate = num(f.oracle_last_update);
-  put(batch, g.utilization, key, labels, num(f.utilization));
-  put(batch, g.borrowApy, key, labels, num(f.borrow_apy));
-  put(batch, g.supplyApy, key, labels, num(f.supply_apy));
-  put(batch, g.oracleLag, key, labels, lastUpdate === null ? null : (now - lastUpdate) / 1000);
-  put(batch, g.oraclePrice, key, labels, num(f.oracle_price_scaled));
-  put(batch, g.suppliedUsd, key, labels, num(f.total_supplied_usd));
-  put(batch, g.borrowedUsd, key, labels, num(f.total_borrowed_usd));
+  const values = [
+    num(f.utilization),
+    num(f.borrow_apy),
+    num(f.supply_apy),
+    lastUpdate === null ? null : (now - lastUpdate) / 1000,
+    num(f.oracle_price_scaled),
+    num(f.total_supplied_usd),
+    num(f.total_borrowed_usd),
+  ].map((v) => (v === null ? Number.NaN : v));
+  return {
+    labels: {
+      market_id: r.entity,
+      chain: label(r, 'chain', market.chain),
+      loan_asset: label(r, 'loan_asset', market.loan_asset_symbol),
+      collateral_asset: label(r, 'collateral_asset', market.collateral_asset_symbol),
+    },
+    values,
+  };
 }
 
 /** Adds one position reading to its (chain, protocol, verified) group. */

@@ -1,0 +1,161 @@
+/**
+ * The per-market gauges, kept as one table row per market instead of seven prom-client gauges:
+ * at 10,000 markets prom-client re-escapes every label of every series on each scrape, while here
+ * a market's label text is escaped once when it first appears and a scrape only concatenates.
+ * Each family is also registered on the prom-client registry, so `registry.metrics()` stays complete.
+ */
+import type { Registry } from 'prom-client';
+
+/** Label names of the per-market gauges, in order. */
+export const MARKET_LABELS = ['market_id', 'chain', 'loan_asset', 'collateral_asset'] as const;
+
+/** The market families: name and HELP text, in the order of {@link MarketRow.values}. */
+export const MARKET_FAMILIES = [
+  ['lookout_market_utilization_ratio', 'Borrowed over supplied of a lending market (0.95 = 95%).'],
+  ['lookout_market_borrow_apy_ratio', 'Borrow APY of a lending market, as a fraction.'],
+  ['lookout_market_supply_apy_ratio', 'Supply APY of a lending market, as a fraction.'],
+  ['lookout_market_oracle_lag_seconds', "Seconds between the oracle's last update and the poll that read it."],
+  ['lookout_market_oracle_price', 'Oracle price of the collateral in loan-asset units (raw price scaled by 1e36 and the decimals).'],
+  ['lookout_market_total_supplied_usd', 'Total supplied to a lending market, in USD.'],
+  ['lookout_market_total_borrowed_usd', 'Total borrowed from a lending market, in USD.'],
+] as const;
+
+/** One market's series: its labels and one value per family (NaN: no sample). */
+export interface MarketRow {
+  labels: Record<(typeof MARKET_LABELS)[number], string>;
+  values: number[];
+}
+
+interface Entry {
+  labels: MarketRow['labels'];
+  /** `{market_id="…",…}`, escaped once. */
+  text: string;
+  values: number[];
+  refs: number;
+}
+
+/** Escapes a label value for the text format. */
+export function escapeLabelValue(v: string): string {
+  return /[\\\n"]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"') : v;
+}
+
+const keyOf = (l: MarketRow['labels']) => `${l.market_id}\u0000${l.chain}\u0000${l.loan_asset}\u0000${l.collateral_asset}`;
+const textOf = (l: MarketRow['labels']) =>
+  `{market_id="${escapeLabelValue(l.market_id)}",chain="${escapeLabelValue(l.chain)}",loan_asset="${escapeLabelValue(l.loan_asset)}",collateral_asset="${escapeLabelValue(l.collateral_asset)}"}`;
+
+/** A gauge family backed by the table, shaped like a prom-client metric for the registry. */
+export class MarketFamily {
+  readonly type = 'gauge';
+  readonly aggregator = 'sum';
+  readonly labelNames = [...MARKET_LABELS];
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly index: number,
+    private readonly table: MarketTable,
+  ) {}
+
+  /** prom-client's metric interface: the samples as objects (slow path, for registry.metrics()). */
+  async get() {
+    const values: { labels: Record<string, string>; value: number }[] = [];
+    for (const e of this.table.entries()) {
+      const v = e.values[this.index]!;
+      if (!Number.isNaN(v)) values.push({ labels: { ...e.labels }, value: v });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  private cached: { version: number; text: string } | undefined;
+
+  /** The family in the text format, without a trailing newline (the fast path; cached until the next poll changes the table). */
+  text(): string {
+    if (this.cached?.version === this.table.version) return this.cached.text;
+    const i = this.index;
+    const prefix = this.name;
+    // An array joined once: a string grown with += becomes a deep rope that is slow to flatten.
+    const lines = [`# HELP ${prefix} ${this.help}`, `# TYPE ${prefix} gauge`];
+    for (const e of this.table.entries()) {
+      const v = e.values[i]!;
+      if (!Number.isNaN(v)) lines.push(prefix + e.text + ' ' + v);
+    }
+    const text = lines.join('\n');
+    this.cached = { version: this.table.version, text };
+    return text;
+  }
+
+  /** Required by the registry's resetMetrics(); the table is owned by polls, so nothing to do. */
+  reset(): void {}
+}
+
+/** All markets' rows, owned per poll: a market no poll reports any more is dropped. */
+export class MarketTable {
+  private readonly all = new Map<string, Entry>();
+  private readonly byOwner = new Map<string, Map<string, MarketRow>>();
+  /** Bumped on every change, so the families know when their cached text is stale. */
+  version = 0;
+  /** The families, in {@link MARKET_FAMILIES} order. */
+  readonly families: MarketFamily[];
+
+  constructor(registries: Registry[]) {
+    this.families = MARKET_FAMILIES.map(([name, help], i) => new MarketFamily(name, help, i, this));
+    for (const r of registries) for (const f of this.families) r.registerMetric(f as never);
+  }
+
+  /** Current entries, for the families. */
+  entries(): IterableIterator<Entry> {
+    return this.all.values();
+  }
+
+  /** Number of markets exported. */
+  get size(): number {
+    return this.all.size;
+  }
+
+  /** Replaces the markets `owner` reports with `rows`; markets it no longer reports lose their series. */
+  replace(owner: string, rows: readonly MarketRow[]): void {
+    this.version += 1;
+    const old = this.byOwner.get(owner);
+    const next = new Map<string, MarketRow>();
+    for (const row of rows) {
+      const key = keyOf(row.labels);
+      next.set(key, row);
+      const e = this.all.get(key);
+      if (e) {
+        e.values = row.values;
+        if (!old?.has(key)) e.refs += 1;
+      } else {
+        this.all.set(key, { labels: row.labels, text: textOf(row.labels), values: row.values, refs: 1 });
+      }
+    }
+    if (next.size > 0) this.byOwner.set(owner, next);
+    else this.byOwner.delete(owner);
+    if (old) for (const key of old.keys()) if (!next.has(key)) this.release(key);
+  }
+
+  /** Drops every market of `owner`. */
+  forget(owner: string): void {
+    const old = this.byOwner.get(owner);
+    if (!old) return;
+    this.version += 1;
+    this.byOwner.delete(owner);
+    for (const key of old.keys()) this.release(key);
+  }
+
+  private release(key: string): void {
+    const e = this.all.get(key);
+    if (!e) return;
+    e.refs -= 1;
+    if (e.refs <= 0) {
+      this.all.delete(key);
+      return;
+    }
+    // Another poll still reports this market: show that poll's values, not the ones that left.
+    for (const rows of this.byOwner.values()) {
+      const row = rows.get(key);
+      if (row) {
+        e.values = row.values;
+        return;
+      }
+    }
+  }
+}
