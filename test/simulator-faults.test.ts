@@ -113,6 +113,13 @@ describe('fault injection', () => {
     expect(next.json.page_info.next_cursor).not.toBe(cursor);
   });
 
+  it('accepts the snake_case names repeat_cursor and bad_row too', async () => {
+    sim.faults.add({ path: '/holdings', repeat_cursor: true, bad_row: 'missing_id', times: 1 });
+    const a = await call(sim.url + '/holdings?limit=5&next_cursor=1600000001000');
+    expect(a.json.page_info).toEqual({ has_more: true, next_cursor: '1600000001000' });
+    expect(a.json.data.filter((r: any) => !('wallet' in r))).toHaveLength(1);
+  });
+
   it('repeatCursor on benchmarks repeats the page number', async () => {
     sim.faults.add({ path: '/api/catalog/*', repeatCursor: true, times: 2 });
     const a = await call(sim.catalogUrl + '/api/catalog/historical-benchmarks/base?code=usd&perPage=10&page=3');

@@ -24,6 +24,10 @@ export interface FaultSpec {
   repeatCursor?: boolean;
   /** One row of the page is broken: `bad_value` (value_usd / utilization … = "abc") or `missing_id` (its id field removed). `true` means `bad_value`. */
   badRow?: boolean | 'bad_value' | 'missing_id';
+  /** Alias of `repeatCursor`. */
+  repeat_cursor?: boolean;
+  /** Alias of `badRow`. */
+  bad_row?: boolean | 'bad_value' | 'missing_id';
   /** Replace the body with this JSON value (status 200 unless `status` is given). */
   body?: unknown;
   /** How many matching requests this fault shapes. Default 1 (unlimited for repeatCursor). */
@@ -123,7 +127,11 @@ export class FaultController {
   private nextId = 1;
 
   /** Adds a fault for the next `times` matching requests; returns its id. */
-  add(spec: FaultSpec): number {
+  add(input: FaultSpec): number {
+    const { repeat_cursor, bad_row, ...rest } = input;
+    const spec: FaultSpec = { ...rest };
+    if (spec.repeatCursor === undefined && repeat_cursor !== undefined) spec.repeatCursor = repeat_cursor;
+    if (spec.badRow === undefined && bad_row !== undefined) spec.badRow = bad_row;
     const times = spec.times ?? (spec.repeatCursor ? Infinity : 1);
     const id = this.nextId++;
     this.faults.push({ id, spec, remaining: times, fired: 0 });

@@ -12,7 +12,7 @@ import { applyBodyFaults } from './fault-effects.js';
 import { FaultController, type ActiveFault, type FaultSpec } from './faults.js';
 import type { Formats } from './formats.js';
 import { DEFAULT_NETWORKS } from './reference.js';
-import { RequestLog } from './request-log.js';
+import { RequestLog, type RequestEntry } from './request-log.js';
 import { errorResponse, groupOf, unauthorized, type SimResponse } from './responses.js';
 import { routeBase } from './routes-base.js';
 import { routeCatalog } from './routes-catalog.js';
@@ -182,8 +182,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     send(res, out, entry, spec?.truncate);
   };
 
-  const send = (res: ServerResponse, out: SimResponse, entry: { status?: number }, truncate?: FaultSpec['truncate']) => {
+  const send = (res: ServerResponse, out: SimResponse, entry: RequestEntry, truncate?: FaultSpec['truncate']) => {
     entry.status = out.status;
+    log.debug('simulator_request', { method: entry.method, path: entry.path, status: out.status, fault: entry.faultId });
     const text = out.status === 204 ? '' : JSON.stringify(out.body);
     const headers = { 'content-type': 'application/json; charset=utf-8', ...out.headers };
     if (truncate) {
