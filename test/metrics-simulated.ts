@@ -63,5 +63,6 @@ export async function fedMetrics(now = Date.now()): Promise<{ metrics: Metrics; 
   metrics.notification('slack', 'sent');
   metrics.setOutboxPending(3);
   metrics.dataError('util_high', 'utilization_out_of_range');
+  metrics.pollSkipped('markets');
   return { metrics, polls };
 }

@@ -28,6 +28,7 @@ const SPEC_METRICS: [string, string, string[]][] = [
   ['lookout_notifications_total', 'counter', ['notifier', 'outcome']],
   ['lookout_outbox_pending', 'gauge', []],
   ['lookout_data_errors_total', 'counter', ['rule', 'reason']],
+  ['lookout_poll_skipped_total', 'counter', ['poll']],
 ];
 
 function fullyFed() {
@@ -42,6 +43,7 @@ function fullyFed() {
   m.observeEvaluation(0.01);
   m.notification('slack', 'sent');
   m.dataError('util_high', 'utilization_out_of_range');
+  m.pollSkipped('markets');
   return m;
 }
 
@@ -174,11 +176,12 @@ describe('metrics registry', () => {
     m.observePoll(outcome('gone', false), 1);
     m.observePoll(outcome('gone', true, { rejected: [{ reason: 'invalid_field', detail: '' }] }), 1);
     m.setReadings('gone', [market('m1'), position('p', 'ethereum', 'aave', true, 1)], NOW);
+    m.pollSkipped('gone');
     m.observePoll(outcome('kept', true), 1);
     m.forgetPoll('gone');
     const text = await m.scrape();
     const polls = new Set(
-      ['lookout_source_up', 'lookout_poll_errors_total', 'lookout_rows_rejected_total', 'lookout_poll_duration_seconds_count']
+      ['lookout_source_up', 'lookout_poll_errors_total', 'lookout_rows_rejected_total', 'lookout_poll_duration_seconds_count', 'lookout_poll_skipped_total']
         .flatMap((n) => samples(text, n))
         .map((s) => s.labels.poll),
     );

@@ -4,7 +4,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Alert, PollOutcome, Reading } from '../model.js';
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { SeriesTracker, type SeriesBatch } from './series.js';
 import { MarketFamily, MarketTable, type MarketRow } from './market-table.js';
 import {
@@ -21,7 +21,7 @@ import {
 export interface MetricsOptions {
   /** Registry to register on; a new one by default. */
   registry?: Registry;
-  /** Reserved for time-derived metrics; the wall clock by default. */
+  /** Accepted for symmetry with the other parts; unused today (times come from each outcome and the `now` of setReadings). */
   clock?: Clock;
   /** Exported as `lookout_build_info{version}`. */
   version?: string;
@@ -49,6 +49,8 @@ export interface Metrics {
   notification(notifier: string, outcome: string): void;
   /** Sets the number of outbox entries waiting for delivery. */
   setOutboxPending(n: number): void;
+  /** Counts a scheduled run skipped because the previous run of the poll was still going (overlap guard). */
+  pollSkipped(poll: string): void;
   /** Counts a reading a rule could not judge (e.g. utilization out of range). */
   dataError(rule: string, reason: string): void;
   /** The exposition text of the registry. */
@@ -58,7 +60,6 @@ export interface Metrics {
 /** Creates lookout's metrics on their own registry. */
 export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const registry = opts.registry ?? new Registry();
-  void (opts.clock ?? systemClock);
   const registers = [registry];
   if (opts.processMetrics !== false) {
     collectDefaultMetrics({ register: registry });
@@ -141,6 +142,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     'Readings a rule could not judge (a data error, not an alert), by rule and reason.',
     ['rule', 'reason'],
   );
+  const pollSkipped = counter(
+    'lookout_poll_skipped_total',
+    'Scheduled poll runs skipped because the previous run was still going.',
+    ['poll'],
+  );
   outboxPending.set(0);
 
   const tracker = new SeriesTracker();
@@ -199,7 +205,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       markets.forget(poll);
       tracker.forget(poll);
       if (positionsByPoll.delete(poll)) tracker.replace(POSITIONS_OWNER, positionBatch(g, positionsByPoll.values()));
-      for (const m of [pollDuration, lastSuccess, sourceUp]) m.remove({ poll });
+      for (const m of [pollDuration, lastSuccess, sourceUp, pollSkipped]) m.remove({ poll });
       const reasons = reasonsByPoll.get(poll);
       for (const reason of reasons?.errors ?? []) pollErrors.remove({ poll, reason });
       for (const reason of reasons?.rejected ?? []) rowsRejected.remove({ poll, reason });
@@ -236,6 +242,10 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
 
     setOutboxPending(n) {
       if (Number.isFinite(n)) outboxPending.set(n);
+    },
+
+    pollSkipped(poll) {
+      pollSkipped.inc({ poll });
     },
 
     dataError(rule, reason) {
