@@ -3,6 +3,9 @@ import type { Alert } from '../model.js';
 import { digest, matchesConfig, routingLabels } from './labels.js';
 import type { NotifierConfig, RouteConfig } from './schema.js';
 
+/** Longest pause between two flushes of a group bound for Alertmanager. */
+export const ALERTMANAGER_GROUP_INTERVAL = 5000;
+
 /** How a group's messages are timed, per (route, notifier); snapshotted into the outbox row. */
 export interface GroupTiming {
   group_wait: number;
@@ -103,7 +106,8 @@ export function pickGroupLabels(labels: Readonly<Record<string, string>>, groupB
 
 /**
  * The route's timing, adjusted for the notifier: Alertmanager groups by itself and expects alerts to be
- * re-posted while they fire, so it gets no group_wait, a repeat every `resend_interval`, and always the resolve.
+ * re-posted while they fire, so it gets no group_wait, a short group_interval, a repeat every `resend_interval`,
+ * and always the resolve.
  */
 export function effectiveTiming(route: GroupTiming, notifier: NotifierConfig): GroupTiming {
   const t: GroupTiming = {
@@ -114,7 +118,8 @@ export function effectiveTiming(route: GroupTiming, notifier: NotifierConfig): G
   };
   if (notifier.type === 'alertmanager') {
     t.group_wait = 0;
-    t.group_interval = Math.min(t.group_interval, notifier.resend_interval);
+    // Alertmanager does its own grouping: changes (a resolve among firing alerts) go within seconds.
+    t.group_interval = Math.min(t.group_interval, notifier.resend_interval, ALERTMANAGER_GROUP_INTERVAL);
     t.repeat_interval = notifier.resend_interval;
     t.send_resolved = true;
   }

@@ -1,0 +1,106 @@
+/** The alertmanager notifier against the real prometheus-alertmanager binary on loopback (skipped when it is not installed). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import { createNotifications } from '../src/notify/index.js';
+import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
+
+const BIN = '/usr/bin/prometheus-alertmanager';
+const present = existsSync(BIN);
+const stores = tempStores();
+let am: ChildProcess | undefined;
+let dir = '';
+let base = '';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  if (!present) return;
+  dir = mkdtempSync(join(tmpdir(), 'lookout-am-'));
+  writeFileSync(join(dir, 'am.yml'), 'route:\n  receiver: blackhole\nreceivers:\n  - name: blackhole\n');
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  let log = '';
+  am = spawn(BIN, [`--config.file=${join(dir, 'am.yml')}`, `--storage.path=${dir}`, `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address='], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  am.stderr!.on('data', (c: Buffer) => (log += c.toString()));
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const ok = await fetch(`${base}/-/ready`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline || am.exitCode !== null) throw new Error(`alertmanager did not become ready: ${log.slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 30_000);
+
+afterAll(() => {
+  am?.kill('SIGKILL');
+  stores.cleanup();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function listed(): Promise<Array<{ labels: Record<string, string>; annotations: Record<string, string>; status: { state: string } }>> {
+  const r = await fetch(`${base}/api/v2/alerts`);
+  return (await r.json()) as never;
+}
+
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+it.skipIf(!present)(`posts firing alerts to a real Alertmanager and ends them on resolve (needs ${BIN})`, async () => {
+  // A minute behind the wall clock: Alertmanager judges endsAt by its own (real) time.
+  const clock = new ManualClock(Date.now() - 60_000);
+  const store = stores.open();
+  const n = createNotifications({
+    db: store.db,
+    clock,
+    config: {
+      notifiers: { am: notifier({ type: 'alertmanager', urls: [base], resend_interval: '1m', external_url: 'http://lookout.example/' }) },
+      routes: [route({ default: true, notify: ['am'], group_by: ['rule'] })],
+      delivery: { backoff: 100, max_backoff: 1000, give_up_after: 60_000 },
+      watchdog: { enabled: false, severity: 'info' },
+    },
+  });
+  const t = clock.now();
+  const a1 = alert('usdc-util', 'm1', { firing_since: t }, { loan_asset_symbol: '<!channel>' });
+  const a2 = alert('usdc-util', 'm2', { firing_since: t });
+  store.transaction(() => n.outbox.enqueue([event('firing', a1, t), event('firing', a2, t)], t));
+  await n.dispatcher.runDue();
+  expect(n.dispatcher.deliveries.list({ status: 'sent' })).toHaveLength(1);
+  const firing = await until(listed, (l) => l.length === 2);
+  expect(firing.map((a) => a.labels.market_id).sort()).toEqual(['m1', 'm2']);
+  const m1 = firing.find((a) => a.labels.market_id === 'm1')!;
+  expect(m1.labels.alertname).toBe('usdc-util');
+  expect(m1.labels.loan_asset_symbol).toBe('<!channel>');
+  expect(m1.annotations.value).toBe('97%');
+  expect(m1.annotations.lookout_dedup_key).toMatch(/^lk-/);
+  expect(m1.status.state).toBe('active');
+
+  clock.advance(1000);
+  store.transaction(() => n.outbox.enqueue([event('resolved', a1, clock.now() - 500)], clock.now()));
+  clock.advance(5000); // the group's next flush (group_interval is at most 5s toward Alertmanager)
+  await n.dispatcher.runDue();
+  const after = await until(listed, (l) => l.length === 1);
+  expect(after.map((a) => a.labels.market_id)).toEqual(['m2']);
+  await n.close();
+}, 30_000);
