@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpServer } from '../src/http/server.js';
 import { parseListen } from '../src/http/respond.js';
@@ -125,6 +126,33 @@ describe('HTTP server: errors', () => {
   ])('%s gets a JSON error', async (_name, call, status, error) => {
     daemon = await startFakeDaemon();
     await expectJsonError(await call(daemon), status, error);
+  });
+
+  it('answers 413 to a chunked body that grows past 64 KiB (no content-length to refuse up front)', async () => {
+    daemon = await startFakeDaemon();
+    const url = new URL('/api/silences', daemon.server.url);
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, timeout: 10_000 }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on('error', reject);
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      const chunk = 'x'.repeat(16 * 1024);
+      for (let i = 0; i < 5; i++) req.write(chunk);
+      req.end();
+    });
+    expect(status).toBe(413);
+    expect(JSON.parse(body)).toMatchObject({ error: 'payload_too_large' });
+    expect(daemon.silences.items.size).toBe(0);
+  });
+
+  it('answers HEAD like GET, without a body', async () => {
+    daemon = await startFakeDaemon();
+    const res = await daemon.get('/healthz', { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
   });
 
   it('names the allowed methods on 405', async () => {
