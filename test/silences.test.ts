@@ -1,0 +1,149 @@
+/** Silences: matcher parsing and the four operators, the repository (validation, expiry), and the CLI functions over a real config and DB. */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import { LookoutError } from '../src/errors.js';
+import { matchesAll, parseMatcher, SilenceRepo, silenceAddCommand, silenceExpireCommand, silenceListCommand } from '../src/silences/index.js';
+import { openStore } from '../src/store/index.js';
+import { tempStores } from './notify-helpers.js';
+
+const T0 = 1_700_000_000_000;
+const stores = tempStores();
+afterEach(() => stores.cleanup());
+
+const labels = { rule: 'usdc-util-high', chain: 'base', market_id: '0xabc' };
+
+describe('matchers', () => {
+  it.each([
+    ['rule=usdc-util-high', true],
+    ['rule=usdc', false],
+    ['chain!=mainnet', true],
+    ['chain!=base', false],
+    ['rule=~usdc-.*', true],
+    ['rule=~usdc', false], // anchored
+    ['market_id!~0xdef.*', true],
+    ['market_id!~0xa.*', false],
+    ['missing=', true], // an absent label reads as empty
+    ['rule="usdc-util-high"', true],
+  ])('%s → %s', (text, want) => {
+    expect(matchesAll([parseMatcher(text)], labels)).toBe(want);
+  });
+
+  it.each(['rule', '=x', '1abc=x', 'rule=~(unclosed'])('refuses %s with E_BAD_REQUEST', (text) => {
+    expect(() => parseMatcher(text)).toThrow(LookoutError);
+    try {
+      parseMatcher(text);
+    } catch (e) {
+      expect((e as LookoutError).code).toBe('E_BAD_REQUEST');
+    }
+  });
+});
+
+describe('SilenceRepo', () => {
+  it('adds, lists, matches while active, and expires', () => {
+    const clock = new ManualClock(T0);
+    const repo = new SilenceRepo(stores.open().db, clock);
+    const s = repo.add({ matchers: [parseMatcher('rule=~usdc-.*')], endsAt: T0 + 3_600_000, author: 'ana', comment: 'upgrade' });
+    expect(s.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(s.status).toBe('active');
+    expect(repo.isSilenced(labels, T0 + 1000)).toBe(true);
+    expect(repo.isSilenced({ ...labels, rule: 'other' }, T0 + 1000)).toBe(false);
+    expect(repo.isSilenced(labels, T0 + 3_600_000)).toBe(false); // ends at endsAt
+    expect(repo.list({ active: true }).map((x) => x.id)).toEqual([s.id]);
+    clock.advance(60_000);
+    expect(repo.expire(s.id).status).toBe('expired');
+    expect(repo.isSilenced(labels, clock.now())).toBe(false);
+    expect(repo.list({ active: true })).toEqual([]);
+    expect(repo.list({ active: false }).map((x) => x.id)).toEqual([s.id]);
+    expect(repo.get(s.id)?.endsAt).toBe(T0 + 60_000);
+    expect(() => repo.expire('nope')).toThrow(/no silence/);
+  });
+
+  it('a silence that starts later mutes nothing until then', () => {
+    const repo = new SilenceRepo(stores.open().db, new ManualClock(T0));
+    const s = repo.add({ matchers: [parseMatcher('chain=base')], startsAt: new Date(T0 + 60_000).toISOString(), endsAt: T0 + 120_000, author: 'a', comment: 'c' });
+    expect(s.status).toBe('pending');
+    expect(repo.isSilenced(labels, T0)).toBe(false);
+    expect(repo.isSilenced(labels, T0 + 60_000)).toBe(true);
+  });
+
+  it.each([
+    ['no matchers', { matchers: [], endsAt: T0 + 1000, author: 'a', comment: 'c' }, /at least one matcher/],
+    ['bad op', { matchers: [{ name: 'rule', op: '~', value: 'x' }], endsAt: T0 + 1000, author: 'a', comment: 'c' }, /matchers\.0\.op/],
+    ['bad regex', { matchers: [{ name: 'rule', op: '=~', value: '(' }], endsAt: T0 + 1000, author: 'a', comment: 'c' }, /invalid regular expression/],
+    ['matches everything', { matchers: [{ name: 'rule', op: '!=', value: 'x' }], endsAt: T0 + 1000, author: 'a', comment: 'c' }, /mute every alert/],
+    ['ends in the past', { matchers: [{ name: 'rule', op: '=', value: 'x' }], endsAt: T0 - 1, author: 'a', comment: 'c' }, /endsAt must be later/],
+    ['no comment', { matchers: [{ name: 'rule', op: '=', value: 'x' }], endsAt: T0 + 1000, author: 'a', comment: ' ' }, /comment is required/],
+    ['bad time', { matchers: [{ name: 'rule', op: '=', value: 'x' }], endsAt: 'soon', author: 'a', comment: 'c' }, /endsAt/],
+    ['unknown key', { matchers: [{ name: 'rule', op: '=', value: 'x' }], endsAt: T0 + 1000, author: 'a', comment: 'c', extra: 1 }, /extra/],
+  ])('add refuses %s with E_BAD_REQUEST', (_name, input, message) => {
+    const repo = new SilenceRepo(stores.open().db, new ManualClock(T0));
+    let err: unknown;
+    try {
+      repo.add(input);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(LookoutError);
+    expect((err as LookoutError).code).toBe('E_BAD_REQUEST');
+    expect((err as Error).message).toMatch(message);
+  });
+});
+
+describe('CLI functions', () => {
+  function config(): string {
+    const dir = stores.dir();
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, `source: { base_url: http://127.0.0.1:1 }\nstorage: { path: ./l.db }\npolls:\n  - { name: markets, kind: metrics, cron: "*/30 * * * * *" }\n`);
+    return file;
+  }
+  const sink = () => {
+    const chunks: string[] = [];
+    return { write: (t: string) => chunks.push(t), text: () => chunks.join('') };
+  };
+
+  it('add prints the id, list shows it, expire ends it', async () => {
+    const configFile = config();
+    const clock = new ManualClock(T0);
+    const out = sink();
+    const err = sink();
+    expect(await silenceAddCommand({ configFile, match: ['rule=usdc-util-high', 'chain=~base|mainnet'], for: '2h', comment: 'upgrade', author: 'ana', out, err, clock })).toBe(0);
+    const id = out.text().trim();
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+
+    const list = sink();
+    expect(await silenceListCommand({ configFile, out: list, clock })).toBe(0);
+    expect(list.text()).toContain(id);
+    expect(list.text()).toContain('rule=usdc-util-high chain=~base|mainnet');
+    expect(list.text()).toContain('ends in 2h');
+
+    const store = openStore(join(configFile, '..', 'l.db'));
+    expect(new SilenceRepo(store.db, clock).isSilenced(labels, T0 + 1000)).toBe(true);
+    store.close();
+
+    expect(await silenceExpireCommand({ configFile, id, out: sink(), clock })).toBe(0);
+    const after = sink();
+    await silenceListCommand({ configFile, out: after, clock });
+    expect(after.text()).toBe('no active silences\n');
+    const all = sink();
+    await silenceListCommand({ configFile, out: all, all: true, json: true, clock });
+    expect((JSON.parse(all.text()) as Array<{ status: string }>)[0]!.status).toBe('expired');
+  });
+
+  it.each([
+    ['a bad matcher', { match: ['rule'], for: '1h' }, /invalid matcher/],
+    ['a bad duration', { match: ['rule=x'], for: 'soon' }, /invalid --for/],
+    ['no matcher', { match: [], for: '1h' }, /at least one --match/],
+  ])('add with %s exits 1 with a message', async (_n, o, message) => {
+    const err = sink();
+    expect(await silenceAddCommand({ configFile: config(), comment: 'c', author: 'a', out: sink(), err, ...o })).toBe(1);
+    expect(err.text()).toMatch(message);
+  });
+
+  it('expire of an unknown id exits 1', async () => {
+    const err = sink();
+    expect(await silenceExpireCommand({ configFile: config(), id: 'nope', out: sink(), err })).toBe(1);
+    expect(err.text()).toContain('no silence with id nope');
+  });
+});
