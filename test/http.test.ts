@@ -179,13 +179,23 @@ describe('HTTP server: bearer token', () => {
   it.each(['/metrics', '/readyz', '/api/alerts', '/api/polls', '/api/silences', '/', '/nope'])('%s needs the token', async (path) => {
     daemon = await startFakeDaemon({ token: TOKEN });
     const none = await daemon.get(path);
-    expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect(none.headers.get('www-authenticate')).toMatch(path === '/' ? /^Basic realm="lookout"/ : /^Bearer realm="lookout"/);
     await expectJsonError(none, 401, 'unauthorized');
     await expectJsonError(await daemon.get(path, { headers: { authorization: `Bearer ${TOKEN}x` } }), 401, 'unauthorized');
     await expectJsonError(await daemon.get(path, { headers: { authorization: `Basic ${TOKEN}` } }), 401, 'unauthorized');
     const ok = await daemon.get(path, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(ok.status).toBe(path === '/nope' ? 404 : 200);
     expect(await ok.text()).not.toContain(TOKEN);
+  });
+
+  it.each([
+    ['the token as Basic password', `Basic ${Buffer.from(`ops:${TOKEN}`).toString('base64')}`, 200],
+    ['a wrong Basic password', `Basic ${Buffer.from(`ops:${TOKEN}x`).toString('base64')}`, 401],
+    ['Basic without a colon', `Basic ${Buffer.from(TOKEN).toString('base64')}`, 401],
+    ['an empty bearer', 'Bearer ', 401],
+  ])('the status page accepts %s from a browser: %s', async (_name, header, status) => {
+    daemon = await startFakeDaemon({ token: TOKEN });
+    expect((await daemon.get('/', { headers: { authorization: header } })).status).toBe(status);
   });
 
   it('/healthz needs no token', async () => {

@@ -79,12 +79,22 @@ export function parseJsonBody(text: string): unknown {
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** A constant-time check of `Authorization: Bearer <token>`. */
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+/**
+ * A constant-time check of the token in `Authorization: Bearer <token>`, or in HTTP Basic auth as
+ * the password (any user name), which is what a browser can send for the status page.
+ */
+export function authorized(header: string | undefined, token: string): boolean {
+  let given: string | undefined;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (bearer) given = bearer[1];
+  else if (basic) {
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon >= 0) given = decoded.slice(colon + 1);
+  }
   // hashing first gives equal lengths, so timingSafeEqual never leaks the token's length
-  const given = digest(m?.[1] ?? '');
-  return timingSafeEqual(given, digest(token)) && m !== null;
+  return timingSafeEqual(digest(given ?? ''), digest(token)) && given !== undefined;
 }
 
 /** Splits `host:port`, `[v6]:port` or `:port` into a host for listen() and a port. */

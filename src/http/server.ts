@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../clock.js';
 import type { AlertState } from '../model.js';
-import { HttpError, bearerMatches, parseJsonBody, parseListen, readBody, send, sendError, sendJson, urlOf } from './respond.js';
+import { HttpError, authorized, parseJsonBody, parseListen, readBody, send, sendError, sendJson, urlOf } from './respond.js';
 import { renderStatusPage } from './status-page.js';
 import { alertJson, pollJson, silenceJson, type HttpDeps, type Silence } from './types.js';
 
@@ -40,9 +40,10 @@ export async function startHttpServer(deps: HttpDeps): Promise<HttpServer> {
       throw new HttpError(400, 'bad_request', 'malformed request target');
     }
     const path = url.pathname;
-    if (deps.token !== undefined && path !== '/healthz' && !bearerMatches(req.headers.authorization, deps.token)) {
-      throw new HttpError(401, 'unauthorized', 'this endpoint needs an Authorization: Bearer token (server.token)', {
-        'www-authenticate': 'Bearer realm="lookout"',
+    if (deps.token !== undefined && path !== '/healthz' && !authorized(req.headers.authorization, deps.token)) {
+      // The status page asks for Basic auth so a browser prompts (password: the token); the rest asks for Bearer.
+      throw new HttpError(401, 'unauthorized', 'this endpoint needs the token (server.token): Authorization: Bearer <token>', {
+        'www-authenticate': path === '/' ? 'Basic realm="lookout", charset="UTF-8"' : 'Bearer realm="lookout"',
       });
     }
     for (const route of routes) {
