@@ -275,3 +275,33 @@ describe('silences and inhibition stages', () => {
     expect(warn.raw).not.toContain('(m1)');
   });
 });
+
+describe('flapping and watchdog', () => {
+  it('a flapping alert is announced once, then stays quiet until it settles', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_wait: '0s', repeat_interval: '5m' })] });
+    const a = alert('util', 'm1', { flapping: true });
+    s.apply([event('flapping', a, T0)]);
+    await s.advance(1000);
+    expect(s.slack.posts).toHaveLength(1);
+    expect(s.slack.posts[0]!.raw).toContain('*FLAPPING*');
+    await s.advance(20 * 60_000, 60_000);
+    expect(s.slack.posts).toHaveLength(1); // no repeats while flapping
+    s.apply([{ type: 'settled', at: s.clock.now(), alert: { ...a, flapping: false, state: 'resolved', resolved_at: s.clock.now() } }]);
+    await s.advance(1000);
+    expect(s.slack.posts).toHaveLength(2);
+    expect(s.slack.posts[1]!.body.text).toMatch(/^RESOLVED/);
+  });
+
+  it('the watchdog fires forever: it repeats every repeat_interval', async () => {
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_wait: '0s', repeat_interval: '10m' })] });
+    s.n.reload({
+      notifiers: { slack: notifier({ type: 'slack', webhook_url: s.slack.url }) },
+      routes: [route({ default: true, notify: ['slack'], group_wait: '0s', repeat_interval: '10m' })],
+      delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000 },
+      watchdog: { enabled: true, severity: 'info' },
+    });
+    await s.advance(31 * 60_000, 60_000);
+    expect(s.slack.posts.length).toBe(4);
+    expect(s.slack.posts.every((p) => p.raw.includes('watchdog'))).toBe(true);
+  });
+});
