@@ -199,6 +199,38 @@ tests:
     expect(code).toBe(0);
   });
 
+  it('points hold their fields until the next point; absent removes the entity', async () => {
+    const { code, out } = await runFile(`${rules}
+tests:
+  - name: points
+    series:
+      - entity: m1
+        fields: { utilization: 0.5, market: { loan_asset_symbol: USDC } }
+        points:
+          - { at: 2m, fields: { utilization: 0.99 } }
+          - { at: 6m, fields: { utilization: 0.5 } }
+          - { at: 8m, absent: true }
+      - entity: m2
+        fields: { market: { loan_asset_symbol: USDC } }
+        points:
+          - { at: 0m, fields: { utilization: 0.99 } }
+          - { at: 5m, absent: true }
+    alert_expectations:
+      - at: 1m
+        alerts: [{ rule: util-high, entity: m2, state: pending }]
+      - at: 4m
+        alerts:
+          - { rule: util-high, entity: m1, value: 0.99 }
+          - { rule: util-high, entity: m2 }
+      - at: 6m
+        alerts: [{ rule: util-high, entity: m2 }]
+      - at: 7m
+        alerts: [{ rule: util-high, entity: m2, state: resolved }]
+`);
+    expect(out.join('\n')).toContain('1 passed, 0 failed');
+    expect(code).toBe(0);
+  });
+
   it('no files is a usage error', async () => {
     const out: string[] = [];
     expect(await runTestCommand([], { out: (l) => out.push(l) })).toBe(1);
