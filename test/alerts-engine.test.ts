@@ -239,3 +239,25 @@ describe('AlertEngine', () => {
     store.close();
   });
 });
+
+describe('AlertEngine flapping', () => {
+  it('an alert that flips too often sends one flapping event, stays quiet, and a tick settles it', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util({ flap_threshold: 3, flap_window: '10m' })]);
+    const results = [];
+    for (let i = 0; i < 10; i++) {
+      results.push(drive(store, engine, metrics([market('m1', T0 + i * MIN, { utilization: i % 2 === 0 ? 0.99 : 0.5 })], T0 + i * MIN)));
+    }
+    expect(eventList(results)).toEqual(['firing util-high/m1', 'resolved util-high/m1', 'firing util-high/m1', 'flapping util-high/m1']);
+    const a = engine.repo.get(fingerprint('util-high', 'm1'))!;
+    expect(a).toMatchObject({ flapping: true, state: 'resolved' });
+    // last change at 9m: settles once 10 quiet minutes have passed
+    expect(engine.nextDeadline()).toBe(T0 + 19 * MIN);
+    expect(eventList(store.transaction(() => engine.tick(T0 + 19 * MIN - 1)))).toEqual([]);
+    const settled = store.transaction(() => engine.tick(T0 + 19 * MIN));
+    expect(eventList(settled)).toEqual(['settled util-high/m1']);
+    expect(settled.events[0]!.alert).toMatchObject({ state: 'resolved', flapping: false });
+    expect(engine.repo.events(a.fingerprint).map((e) => e.type)).toEqual(['firing', 'resolved', 'firing', 'flapping', 'settled']);
+    store.close();
+  });
+});
