@@ -1,0 +1,184 @@
+#!/usr/bin/env node
+/** The `lookout` command line: parses arguments and hands each command to its module. Wiring only. */
+import { Command, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string };
+const out = (line: string) => process.stdout.write(line + '\n');
+const err = (line: string) => process.stderr.write(line + '\n');
+const io = { out, err };
+
+/** Runs a command body and turns its result into the process exit code; unexpected errors print one line, no stack. */
+async function exit(body: () => Promise<number> | number): Promise<void> {
+  try {
+    process.exitCode = await body();
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    err(`lookout: ${e instanceof Error ? e.message : String(e)}${code ? ` (${code})` : ''}`);
+    if (process.env.LOOKOUT_DEBUG) err(String((e as Error).stack));
+    process.exitCode = 2;
+  }
+}
+
+const program = new Command('lookout')
+  .description('Alerting daemon for DeFi lending markets, positions and benchmark rates.')
+  .version(pkg.version)
+  .showHelpAfterError();
+
+program
+  .command('run')
+  .description('run the daemon: poll, evaluate rules, notify, serve /metrics')
+  .requiredOption('-c, --config <file>', 'config file')
+  .action((o: { config: string }) =>
+    exit(async () => (await import('./commands/run.js')).runDaemonCommand(o.config, { ...io, version: pkg.version })),
+  );
+
+program
+  .command('demo')
+  .description('start the embedded simulator and the daemon against it: real alerts within a minute, no API key')
+  .option('--duration <duration>', 'stop by itself after this long (e.g. 60s)')
+  .option('--scenario <name>', 'simulator scenario', 'demo')
+  .option('--slack-webhook <url>', 'also send the alerts to this Slack incoming webhook')
+  .option('--port <port>', 'metrics/status port (default 9464 or the next free one)')
+  .action((o: { duration?: string; scenario: string; slackWebhook?: string; port?: string }) =>
+    exit(async () => (await import('./commands/demo.js')).runDemoCommand({ ...o, ...io, version: pkg.version })),
+  );
+
+program
+  .command('check')
+  .description('validate the config and every rule file; each problem as file:line:col')
+  .requiredOption('-c, --config <file>', 'config file')
+  .action((o: { config: string }) => exit(async () => (await import('./commands/check.js')).runCheck(o.config, io)));
+
+program
+  .command('test')
+  .description('run rule unit tests written in YAML')
+  .argument('<files...>', 'rule test files')
+  .action((files: string[]) => exit(async () => (await import('./ruletest/index.js')).runTestCommand(files, { out })));
+
+program
+  .command('backtest')
+  .description('replay stored readings through the rules and show what would have fired')
+  .requiredOption('-c, --config <file>', 'config file')
+  .requiredOption('--from <time>', 'start: ISO time, or a duration ago like 7d')
+  .option('--to <time>', 'end: ISO time, or a duration ago (default now)')
+  .option('--rule <name>', 'only this rule')
+  .option('--set <rule.param=value>', 'run again with a changed parameter, side by side', collect, [])
+  .option('--json', 'machine-readable output')
+  .action((o: { config: string; from: string; to?: string; rule?: string; set: string[]; json?: boolean }) =>
+    exit(async () =>
+      (await import('./backtest/index.js')).runBacktestCommand({
+        configFile: o.config,
+        from: o.from,
+        to: o.to ?? 'now',
+        ...(o.rule ? { rule: o.rule } : {}),
+        set: o.set,
+        json: Boolean(o.json),
+        out,
+        err,
+        isTTY: Boolean(process.stderr.isTTY),
+      }),
+    ),
+  );
+
+program
+  .command('render')
+  .description('print the message each notifier would send for a reading, without sending')
+  .requiredOption('-c, --config <file>', 'config file', 'config.yaml')
+  .requiredOption('--rule <name>', 'rule name')
+  .requiredOption('--fixture <file>', 'a reading as YAML or JSON')
+  .action((o: { config: string; rule: string; fixture: string }) =>
+    exit(async () => (await import('./notify/render.js')).runRenderCommand({ configFile: o.config, rule: o.rule, fixture: o.fixture, out: process.stdout, err: process.stderr })),
+  );
+
+program
+  .command('alerts')
+  .description('current alerts from the DB: rule, entity, state, since, last notified')
+  .option('-c, --config <file>', 'config file', 'config.yaml')
+  .option('--json', 'machine-readable output')
+  .option('--all', 'include resolved alerts')
+  .action((o: { config: string; json?: boolean; all?: boolean }) =>
+    exit(async () => (await import('./commands/alerts.js')).runAlertsCommand({ configFile: o.config, json: Boolean(o.json), all: Boolean(o.all), ...io })),
+  );
+
+const silence = program.command('silence').description('mute notifications by label matchers (evaluation goes on)');
+silence
+  .command('add')
+  .description('add a silence; prints its id')
+  .option('-c, --config <file>', 'config file', 'config.yaml')
+  .requiredOption('--match <matcher>', 'label matcher: name=value, name!=value, name=~regex, name!~regex (repeatable)', collect, [])
+  .requiredOption('--for <duration>', 'how long, e.g. 2h')
+  .requiredOption('--comment <text>', 'why')
+  .option('--author <name>', 'who', process.env.USER ?? 'unknown')
+  .action((o: { config: string; match: string[]; for: string; comment: string; author: string }) =>
+    exit(async () =>
+      (await import('./silences/cli.js')).silenceAddCommand({ configFile: o.config, match: o.match, for: o.for, comment: o.comment, author: o.author, out: process.stdout, err: process.stderr }),
+    ),
+  );
+silence
+  .command('list')
+  .description('list silences')
+  .option('-c, --config <file>', 'config file', 'config.yaml')
+  .option('--all', 'include expired silences')
+  .action((o: { config: string; all?: boolean }) =>
+    exit(async () => (await import('./silences/cli.js')).silenceListCommand({ configFile: o.config, all: Boolean(o.all), out: process.stdout, err: process.stderr })),
+  );
+silence
+  .command('expire')
+  .description('expire a silence now')
+  .argument('<id>', 'silence id')
+  .option('-c, --config <file>', 'config file', 'config.yaml')
+  .action((id: string, o: { config: string }) =>
+    exit(async () => (await import('./silences/cli.js')).silenceExpireCommand({ configFile: o.config, id, out: process.stdout, err: process.stderr })),
+  );
+
+program
+  .command('simulate')
+  .description('run the data-service simulator alone, to try configs against')
+  .addOption(new Option('--port <port>', 'port (0 = any free one)').default('8080'))
+  .option('--scenario <name>', 'scenario', 'calm')
+  .option('--seed <n>', 'seed', '1')
+  .option('--markets <n>', 'number of markets')
+  .option('--positions <n>', 'number of positions')
+  .option('--api-key <key>', 'required x-api-key (default sim-key; "none" accepts any)')
+  .option('--host <host>', 'listen address', '127.0.0.1')
+  .action((o: { port: string; scenario: string; seed: string; markets?: string; positions?: string; apiKey?: string; host: string }) =>
+    exit(async () => {
+      const { runSimulateCommand } = await import('./simulator/cli.js');
+      const sim = await runSimulateCommand({
+        port: Number(o.port),
+        scenario: o.scenario,
+        seed: Number(o.seed),
+        host: o.host,
+        ...(o.markets ? { markets: Number(o.markets) } : {}),
+        ...(o.positions ? { positions: Number(o.positions) } : {}),
+        ...(o.apiKey ? { apiKey: o.apiKey === 'none' ? null : o.apiKey } : {}),
+      });
+      await new Promise<void>((res) => {
+        process.once('SIGINT', res);
+        process.once('SIGTERM', res);
+      });
+      await sim.close();
+      return 0;
+    }),
+  );
+
+program
+  .command('schema')
+  .description('print the JSON Schema of the config (or of a rule file), for editors')
+  .option('--rules', 'the schema of a rule file instead')
+  .action((o: { rules?: boolean }) =>
+    exit(async () => {
+      const m = await import('./config/json-schema.js');
+      out(JSON.stringify(o.rules ? m.ruleFileJsonSchema() : m.configJsonSchema(), null, 2));
+      return 0;
+    }),
+  );
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,87 @@
+/** `lookout demo`: the embedded simulator plus the daemon against it, with a built-in config — real alerts within a minute. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseDuration } from '../config/duration.js';
+import { loadConfigText } from '../config/load.js';
+import { createLogger } from '../log.js';
+import { startDaemon } from '../daemon.js';
+import { startSimulator } from '../simulator/index.js';
+import { demoConfigYaml } from './demo-config.js';
+import type { Output } from './check.js';
+
+/** Options of the demo command. */
+export interface DemoOptions extends Output {
+  duration?: string;
+  scenario?: string;
+  slackWebhook?: string;
+  port?: string;
+  version?: string;
+  /** Where alerts print (stdout by default). */
+  stdout?: { write(text: string): unknown; isTTY?: boolean };
+}
+
+/** Runs the demo until `duration` passes or SIGINT/SIGTERM; returns the exit code. */
+export async function runDemoCommand(o: DemoOptions): Promise<number> {
+  const durationMs = o.duration ? parseDuration(o.duration) : undefined;
+  if (o.duration && durationMs === undefined) {
+    o.err(`lookout demo: invalid --duration '${o.duration}': write it like 45s or 2m`);
+    return 1;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'lookout-demo-'));
+  const sim = await startSimulator({ scenario: o.scenario ?? 'demo', seed: 1 });
+  const port = o.port ? Number(o.port) : await firstFreePort(9464, 20);
+  const text = demoConfigYaml({
+    baseUrl: sim.url,
+    catalogUrl: sim.catalogUrl,
+    apiKey: sim.apiKey ?? 'demo',
+    dbPath: join(dir, 'lookout.db'),
+    listen: `127.0.0.1:${port}`,
+    ...(o.slackWebhook ? { slackWebhook: o.slackWebhook } : {}),
+  });
+  const config = loadConfigText(join(dir, 'demo.yaml'), text, { dir, env: {} });
+  const log = createLogger({ level: 'warn', secrets: () => config.secrets, base: { service: 'lookout' } });
+  const daemon = await startDaemon({ config, log, ...(o.version ? { version: o.version } : {}), ...(o.stdout ? { consoleOut: o.stdout } : {}) });
+  const url = daemon.url ?? `http://127.0.0.1:${port}`;
+  o.out(
+    [
+      'lookout demo — the data-service simulator is running the "' + (o.scenario ?? 'demo') + '" scenario; alerts print below.',
+      `  status page  ${url}/`,
+      `  metrics      ${url}/metrics`,
+      `  alerts API   ${url}/api/alerts`,
+      `  simulator    ${sim.url} (catalog ${sim.catalogUrl})`,
+      `  database     ${config.storage.path} (removed on exit)`,
+      durationMs ? `  stops by itself after ${o.duration}; Ctrl-C stops it earlier.` : '  Ctrl-C stops it.',
+      '',
+    ].join('\n'),
+  );
+
+  await new Promise<void>((resolve) => {
+    const timer = durationMs ? setTimeout(resolve, durationMs) : undefined;
+    const stop = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await daemon.stop();
+  await sim.close();
+  rmSync(dir, { recursive: true, force: true });
+  o.out('lookout demo: stopped.');
+  return 0;
+}
+
+/** The first port from `start` that can be bound on 127.0.0.1 (the demo's metrics default 9464 may be taken). */
+export async function firstFreePort(start: number, tries: number): Promise<number> {
+  for (let p = start; p < start + tries; p++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(p, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (ok) return p;
+  }
+  return 0;
+}

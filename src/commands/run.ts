@@ -1,0 +1,104 @@
+/** `lookout run -c config.yaml`: the daemon, with reload on SIGHUP or a change of the config or rule files. */
+import { watch, type FSWatcher } from 'node:fs';
+import { ConfigError, formatProblem } from '../errors.js';
+import { loadConfig, type Config } from '../config/load.js';
+import { createLogger, type Logger } from '../log.js';
+import { startDaemon, type Daemon } from '../daemon.js';
+import type { Output } from './check.js';
+
+/** Starts the daemon and resolves with its exit code once it has stopped on SIGTERM/SIGINT. */
+export async function runDaemonCommand(file: string, io: Output & { version?: string }): Promise<number> {
+  let config: Config;
+  try {
+    config = loadConfig(file);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const p of err.problems) io.err(formatProblem(p));
+      io.err(`lookout: invalid config, not starting (${err.problems.length} problem${err.problems.length === 1 ? '' : 's'})`);
+      return 1;
+    }
+    throw err;
+  }
+  let current = config;
+  const log = createLogger({ level: config.log.level, secrets: () => current.secrets, base: { service: 'lookout' } });
+  const daemon = await startDaemon({ config, log, ...(io.version ? { version: io.version } : {}) });
+  const reloader = new Reloader(file, daemon, log, (c) => (current = c));
+  reloader.watchFiles(config);
+  process.on('SIGHUP', () => void reloader.reload('SIGHUP'));
+
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log.info('stopping', { signal });
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  reloader.close();
+  await daemon.stop();
+  return 0;
+}
+
+/** Reloads the config on request; an invalid new config is reported and the old one keeps running. */
+export class Reloader {
+  private watchers: FSWatcher[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly file: string,
+    private readonly daemon: Daemon,
+    private readonly log: Logger,
+    private readonly onConfig: (c: Config) => void,
+  ) {}
+
+  /** Validates the file again and, if valid, applies it; reloads are serialized. */
+  reload(why: string): Promise<void> {
+    this.running = this.running.then(async () => {
+      let next: Config;
+      try {
+        next = loadConfig(this.file);
+      } catch (err) {
+        const problems = err instanceof ConfigError ? err.problems.map(formatProblem) : [String(err)];
+        this.log.error('reload_rejected', { why, problems, note: 'the previous config keeps running' });
+        return;
+      }
+      try {
+        this.onConfig(next);
+        await this.daemon.reload(next);
+        this.watchFiles(next);
+      } catch (err) {
+        this.log.error('reload_failed', { why, err });
+      }
+    });
+    return this.running;
+  }
+
+  /** Watches the config and rule files; a burst of changes reloads once. */
+  watchFiles(config: Config): void {
+    this.closeWatchers();
+    for (const f of [config.file, ...config.ruleFiles]) {
+      try {
+        const w = watch(f, () => {
+          clearTimeout(this.timer);
+          this.timer = setTimeout(() => void this.reload(`file changed: ${f}`), 300);
+        });
+        w.unref();
+        this.watchers.push(w);
+      } catch (err) {
+        this.log.warn('watch_failed', { file: f, err });
+      }
+    }
+  }
+
+  /** Stops watching. */
+  close(): void {
+    clearTimeout(this.timer);
+    this.closeWatchers();
+  }
+
+  private closeWatchers(): void {
+    for (const w of this.watchers) w.close();
+    this.watchers = [];
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * The daemon: wires config → store → client → scheduler → poll runner → engine → outbox → dispatcher, with metrics
+ * and the HTTP listener beside. Owns start, reload and stop; every part is built from the config and passed in.
+ */
+import type { Clock } from './clock.js';
+import { systemClock } from './clock.js';
+import type { Config } from './config/load.js';
+import { createLogger, type Logger } from './log.js';
+import type { Alert, AlertEvent, PollOutcome } from './model.js';
+import { openStore, type Store } from './store/index.js';
+import { Scheduler } from './scheduler/index.js';
+import { runPoll } from './poll-runner.js';
+import { createDataServiceClient, type DataServiceClient } from './source/client.js';
+import { runPoll as runPollKind } from './source/polls/registry.js';
+import { DataServiceError } from './source/errors.js';
+import { formatDuration } from './config/duration.js';
+import { createMetrics, type Metrics } from './metrics/index.js';
+import { startHttpServer } from './http/server.js';
+import { AlertEngine } from './alerts/engine.js';
+import { createNotifications, type Notifications } from './notify/index.js';
+import { createAlertRepo } from './alerts/repo.js';
+import type { PollConfig } from './source/polls/schemas.js';
+import type { Dispatcher } from 'undici';
+import type { PollRunSummary } from './store/poll-runs.js';
+import type { PollStatus } from './http/types.js';
+
+/** Options of {@link startDaemon}. */
+export interface DaemonOptions {
+  config: Config;
+  clock?: Clock;
+  log?: Logger;
+  version?: string;
+  /** Where the console notifier writes (stdout by default). */
+  consoleOut?: { write(text: string): unknown; isTTY?: boolean };
+  /** undici dispatcher for the data-service client (tests). */
+  sourceDispatcher?: Dispatcher;
+}
+
+/** A running daemon. */
+export interface Daemon {
+  readonly config: Config;
+  readonly store: Store;
+  readonly metrics: Metrics;
+  /** URL of the HTTP listener, when enabled. */
+  readonly url: string | undefined;
+  /** Runs one poll now (tests, the demo); resolves with its outcome. */
+  pollNow(name: string): Promise<void>;
+  /** Applies a new, already-validated config; keeps the store and the listener. */
+  reload(config: Config): Promise<void>;
+  /** Finishes in-flight work, flushes what can be flushed, closes the DB. */
+  stop(): Promise<void>;
+}
+
+/** Builds every part from `config` and starts polling. */
+export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
+  const clock = opts.clock ?? systemClock;
+  let config = opts.config;
+  const log =
+    opts.log ?? createLogger({ level: config.log.level, secrets: () => config.secrets, base: { service: 'lookout' } });
+  const store = openStore(config.storage.path, { clock, log });
+  const metrics = createMetrics({ clock, ...(opts.version ? { version: opts.version } : {}) });
+  const alertRepo = createAlertRepo(store.db);
+
+  let client: DataServiceClient = makeClient(config);
+  const engine = makeEngine(config);
+  const notifications: Notifications = createNotifications({
+    db: store.db,
+    config,
+    ruleNotify: ruleNotify(config),
+    alerts: alertRepo,
+    clock,
+    log: log.child({ component: 'notify' }),
+    onResult: (notifier, outcome) => metrics.notification(notifier, outcome),
+    secrets: () => config.secrets,
+    ...(opts.consoleOut ? { stdout: opts.consoleOut } : {}),
+  });
+  const silences = notifications.silences;
+  const dispatcher = notifications.dispatcher;
+  let scheduler = new Scheduler({ log, onSkip: (poll) => metrics.pollSkipped(poll) });
+  let ready = false;
+  let stopping = false;
+
+  function makeClient(cfg: Config): DataServiceClient {
+    return createDataServiceClient(cfg.source, { log: log.child({ component: 'source' }), ...(opts.sourceDispatcher ? { dispatcher: opts.sourceDispatcher } : {}) });
+  }
+  function makeEngine(cfg: Config): AlertEngine {
+    return new AlertEngine({ store, clock, log: log.child({ component: 'alerts' }), ...engineSettings(cfg) });
+  }
+
+  const fetch = async (poll: PollConfig, signal: AbortSignal, now: number) => {
+    // A poll's own deadline (default: every retry of a few pages) bounds the run; the outer signal is shutdown.
+    const limit = poll.timeout ?? config.source.timeout * (config.source.retries + 1) * 4;
+    const deadline = AbortSignal.timeout(limit);
+    try {
+      return await runPollKind(poll, {
+        client,
+        signal: AbortSignal.any([signal, deadline]),
+        now,
+        log: log.child({ poll: poll.name }),
+        ...(config.shard ? { shard: config.shard } : {}),
+      });
+    } catch (err) {
+      if (deadline.aborted && !signal.aborted) {
+        throw new DataServiceError('E_SOURCE_TIMEOUT', `poll ${poll.name}: did not finish within ${formatDuration(limit)}`, {
+          endpoint: poll.kind,
+          reason: 'timeout',
+          retryable: true,
+          cause: err,
+        });
+      }
+      throw err;
+    }
+  };
+
+  const stages = () => ({
+    clock,
+    log,
+    store,
+    fetch,
+    evaluate: (outcome: PollOutcome, now: number) => engine.applyPoll(outcome, now),
+    enqueue: (events: unknown[], now: number) => notifications.outbox.enqueue(events as AlertEvent[], now),
+    after: (outcome: PollOutcome, seconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }) => {
+      metrics.observePoll(outcome, seconds);
+      if (outcome.ok) metrics.setReadings(outcome.poll, outcome.readings, clock.now());
+      metrics.observeEvaluation(result.durationMs / 1000);
+      for (const d of result.dataErrors) metrics.dataError(d.rule, d.reason);
+      metrics.setAlerts(engine.alerts());
+      metrics.setOutboxPending(dispatcher.pending());
+      dispatcher.wake();
+    },
+  });
+
+  const jobs = (cfg: Config) =>
+    cfg.polls
+      .filter((p) => p.enabled)
+      .map((p) => ({ name: p.name, cron: p.cron, run: async (signal: AbortSignal) => void (await runPoll(p, signal, stages())) }));
+
+  // Timers that move without a poll: for/keep_firing_for, the watchdog; and housekeeping.
+  const tick = () => {
+    if (stopping) return;
+    try {
+      const now = clock.now();
+      const result = store.transaction(() => {
+        const r = engine.tick(now);
+        notifications.outbox.enqueue(r.events, now);
+        return r;
+      });
+      if (result.events.length) {
+        metrics.setAlerts(engine.alerts());
+        dispatcher.wake();
+      }
+      metrics.setOutboxPending(dispatcher.pending());
+    } catch (err) {
+      log.error('tick_failed', { err });
+    }
+  };
+  let tickTimer = setInterval(tick, config.alerting.tick);
+  const prune = () => {
+    try {
+      const before = clock.now() - config.storage.retention;
+      const r = store.prune(before);
+      const events = alertRepo.pruneEvents(before);
+      const deliveries = dispatcher.deliveries.prune(before);
+      const muted = silences.prune(before);
+      if (r.readings || r.pollRuns || events) log.info('pruned', { readings: r.readings, poll_runs: r.pollRuns, alert_events: events, deliveries, silences: muted });
+    } catch (err) {
+      log.error('prune_failed', { err });
+    }
+  };
+  const pruneTimer = setInterval(prune, 3_600_000);
+  pruneTimer.unref();
+
+  const http = config.server.enabled
+    ? await startHttpServer({
+        listen: config.server.listen,
+        ...(config.server.token ? { token: config.server.token } : {}),
+        metrics,
+        log: log.child({ component: 'http' }),
+        ready: () => (!ready ? { ok: false, reason: 'starting' } : store.writable() ? { ok: true } : { ok: false, reason: 'database is not writable' }),
+        alerts: () => engine.alerts().map(apiAlert),
+        polls: () => store.polls.lastAll().map(apiPoll),
+        silences: {
+          list: () => silences.list({ active: true }),
+          add: (input: unknown) => silences.add(input as never),
+          expire: (id: string) => silences.expire(id),
+        },
+        ...(opts.version ? { version: opts.version } : {}),
+        clock,
+      })
+    : undefined;
+
+  dispatcher.start();
+  prune();
+  scheduler.start(jobs(config));
+  ready = true;
+  log.info('started', { polls: config.polls.length, rules: config.rules.length, url: http?.url, db: store.path });
+
+  return {
+    get config() {
+      return config;
+    },
+    store,
+    metrics,
+    url: http?.url,
+    pollNow: (name: string) => scheduler.trigger(name),
+    async reload(next: Config) {
+      log.info('reloading', { file: next.file });
+      await scheduler.stop();
+      await client.close();
+      const removed = config.polls.filter((p) => !next.polls.some((q) => q.name === p.name));
+      for (const p of removed) metrics.forgetPoll(p.name);
+      config = next;
+      client = makeClient(config);
+      engine.reload(engineSettings(config));
+      notifications.reload(config, ruleNotify(config));
+      scheduler = new Scheduler({ log, onSkip: (poll) => metrics.pollSkipped(poll) });
+      clearInterval(tickTimer);
+      tickTimer = setInterval(tick, config.alerting.tick);
+      dispatcher.wake();
+      scheduler.start(jobs(config));
+      metrics.setAlerts(engine.alerts());
+      log.info('reloaded', { polls: config.polls.length, rules: config.rules.length });
+    },
+    async stop() {
+      stopping = true;
+      ready = false;
+      clearInterval(tickTimer);
+      clearInterval(pruneTimer);
+      await scheduler.stop();
+      await notifications.close(5_000);
+      await client.close();
+      await http?.close();
+      store.close();
+      log.info('stopped', {});
+    },
+  };
+}
+
+function engineSettings(cfg: Config) {
+  return { rules: cfg.rules.map((r) => r.rule), alerting: cfg.alerting, sourceDown: cfg.source_down, watchdog: cfg.watchdog };
+}
+
+function ruleNotify(cfg: Config): Map<string, readonly string[]> {
+  return new Map(cfg.rules.flatMap((r) => (r.rule.notify ? [[r.rule.name, r.rule.notify] as const] : [])));
+}
+
+function apiAlert(a: Alert) {
+  return { ...a, since: a.state === 'firing' ? a.firing_since : a.state === 'pending' ? a.pending_since : a.resolved_at, last_notified: a.last_notified_at };
+}
+
+function apiPoll(p: PollRunSummary): PollStatus {
+  return {
+    name: p.poll,
+    kind: p.kind,
+    last_started_at: p.last.started_at,
+    last_finished_at: p.last.finished_at,
+    ok: p.last.ok,
+    error: p.last_error,
+    error_at: p.last_error_at,
+    duration_ms: p.duration_ms,
+    last_success_at: p.last_success_at,
+    consecutive_failures: p.consecutive_failures,
+    rows: p.last.rows,
+    rejected: p.last.rejected,
+  };
+}

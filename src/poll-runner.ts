@@ -1,0 +1,89 @@
+/** One poll run end to end: fetch → validate → (one transaction: store readings, record the run, evaluate rules, enqueue notifications) → metrics. */
+import type { Clock } from './clock.js';
+import type { Logger } from './log.js';
+import type { PollOutcome, Reading } from './model.js';
+import type { Store } from './store/index.js';
+import type { PollConfig } from './source/polls/schemas.js';
+import { failureReason } from './source/errors.js';
+
+/** What a poll run needs from the rest of the daemon; each stage is replaceable in tests. */
+export interface PollStages {
+  clock: Clock;
+  log: Logger;
+  store: Store;
+  /** Fetches and validates one poll's rows from the data service. */
+  fetch(poll: PollConfig, signal: AbortSignal, now: number): Promise<{ readings: Reading[]; rejected: PollOutcome['rejected'] }>;
+  /** Judges the outcome against the rules; runs inside the poll's transaction and returns what changed. */
+  evaluate(outcome: PollOutcome, now: number): { events: unknown[]; durationMs: number; dataErrors: Array<{ rule: string; reason: string }> };
+  /** Writes notifications for the events; runs inside the same transaction. */
+  enqueue(events: unknown[], now: number): void;
+  /** After the commit: metrics, waking the dispatcher. */
+  after(outcome: PollOutcome, durationSeconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }): void;
+}
+
+/** Runs one poll; never throws for a failed fetch (that is a failed outcome), only for a broken store. */
+export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStages): Promise<PollOutcome> {
+  const started = s.clock.now();
+  const t0 = performance.now();
+  let outcome: PollOutcome;
+  try {
+    const data = await s.fetch(poll, signal, started);
+    // Every alert says which poll its data came from, so `source_down` of that poll can inhibit it.
+    for (const r of data.readings) r.labels.poll = poll.name;
+    outcome = { poll: poll.name, kind: poll.kind, ok: true, readings: data.readings, rejected: data.rejected, started_at: started, finished_at: s.clock.now() };
+  } catch (err) {
+    outcome = {
+      poll: poll.name,
+      kind: poll.kind,
+      ok: false,
+      readings: [],
+      rejected: [],
+      error: err instanceof Error ? err.message : String(err),
+      errorReason: signal.aborted ? 'aborted' : failureReason(err),
+      started_at: started,
+      finished_at: s.clock.now(),
+    };
+  }
+  if (signal.aborted && !outcome.ok) {
+    // Shutting down: an aborted run is not a failure of the source and must not count towards source_down.
+    s.log.info('poll', { poll: poll.name, outcome: 'aborted', duration_ms: Math.round(performance.now() - t0) });
+    return outcome;
+  }
+  const now = s.clock.now();
+  const result = s.store.transaction(() => {
+    s.store.polls.record(outcome);
+    if (outcome.ok) {
+      s.store.readings.savePoll(poll.name, outcome.readings, now);
+      forgetVanished(s.store, poll.name, outcome);
+    }
+    const r = s.evaluate(outcome, now);
+    s.enqueue(r.events, now);
+    return r;
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  s.after(outcome, seconds, result);
+  const line = {
+    poll: poll.name,
+    kind: poll.kind,
+    rows: outcome.readings.length,
+    rejected: outcome.rejected.length,
+    duration_ms: Math.round(seconds * 1000),
+    eval_ms: Math.round(result.durationMs),
+    events: result.events.length,
+    outcome: outcome.ok ? 'ok' : 'failed',
+    ...(outcome.ok ? {} : { error: outcome.error, reason: outcome.errorReason }),
+  };
+  if (outcome.ok) s.log.info('poll', line);
+  else s.log.warn('poll', line);
+  for (const r of outcome.rejected.slice(0, 20)) s.log.warn('row_rejected', { poll: poll.name, reason: r.reason, entity: r.entity, detail: r.detail });
+  return outcome;
+}
+
+/** Drops `latest` rows of entities this poll no longer returns (rejected rows are kept: neither present nor absent). */
+function forgetVanished(store: Store, poll: string, outcome: PollOutcome): void {
+  const present = new Set(outcome.readings.map((r) => `${r.kind}\u0000${r.entity}`));
+  const rejected = new Set(outcome.rejected.map((r) => r.entity).filter(Boolean));
+  for (const e of store.readings.entitiesForPoll(poll)) {
+    if (!present.has(`${e.kind}\u0000${e.entity}`) && !rejected.has(e.entity)) store.readings.removeLatest(e.kind, e.entity);
+  }
+}
