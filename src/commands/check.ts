@@ -1,6 +1,6 @@
 /** `lookout check -c FILE`: validates the config and every rule file, like `promtool check rules`. */
 import { ConfigError, formatProblem } from '../errors.js';
-import { loadConfig, type Config } from '../config/load.js';
+import { displayPath, loadConfig, type Config } from '../config/load.js';
 
 /** Where a command writes. */
 export interface Output {
@@ -27,7 +27,7 @@ export function runCheck(file: string, io: Output, env: NodeJS.ProcessEnv = proc
 
 /** A short human summary of a valid config. */
 export function summarize(cfg: Config): string {
-  const lines = [`${cfg.file}: OK`];
+  const lines = [`${displayPath(cfg.file)}: OK`];
   lines.push(`  polls (${cfg.polls.length}): ${cfg.polls.map((p) => `${p.name} [${p.kind}, ${p.cron}]`).join(', ')}`);
   const byFile = new Map<string, number>();
   for (const r of cfg.rules) byFile.set(r.file, (byFile.get(r.file) ?? 0) + 1);

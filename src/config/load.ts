@@ -154,7 +154,7 @@ function zodProblems(yf: YamlFile, base: (string | number)[], error: z.ZodError,
 }
 
 /** A path as a person would type it: relative to the working directory when inside it. */
-function displayPath(p: string): string {
+export function displayPath(p: string): string {
   const rel = relative(process.cwd(), p);
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : p;
 }
