@@ -15,6 +15,7 @@ import { dueGroups, flushGroup, foldOutbox, nextFlushAt, pendingCount } from './
 import { defaultInhibitRules, Inhibitor } from './inhibit.js';
 import type { NotificationMessage, Notifier } from './message.js';
 import type { Outbox, WatchdogConfig } from './outbox.js';
+import type { ValueUnit } from './format.js';
 import type { InhibitConfig } from './schema.js';
 
 /** Outcomes counted by `lookout_notifications_total{notifier,outcome}`. */
@@ -49,6 +50,8 @@ export interface DispatcherConfig {
   /** Inhibit rules; undefined: the shipped defaults. */
   inhibit?: readonly InhibitConfig[] | undefined;
   watchdog?: WatchdogConfig | undefined;
+  /** The unit of an alert's values when its kind alone does not say (see {@link unitsOfRules}); default: the kind's. */
+  unitOf?: ((alert: Alert) => ValueUnit | undefined) | undefined;
 }
 
 /** Options of {@link Dispatcher}. */
@@ -226,6 +229,7 @@ export class Dispatcher {
           isSilenced: (labels) => silences.some((ms) => matchesAll(ms, labels)),
           isInhibited: (a) => inhibitor.isInhibited(a),
           onMuted: (n, why) => this.result(n, why),
+          unitOf: this.cfg.unitOf,
         });
       }
     }

@@ -23,16 +23,66 @@ export function statusWord(status: MessageAlert['status'] | NotificationMessage[
   return status.toUpperCase();
 }
 
-const PCT_KINDS = new Set(['utilization_above', 'apy_jump', 'price_deviation']);
-const DURATION_KINDS = new Set(['oracle_lag', 'stale_benchmark']);
+/** The unit a judged value (value, threshold, previous, peak) is in: rule kinds report fractions, seconds, USD or plain numbers. */
+export type ValueUnit = 'fraction' | 'seconds' | 'usd' | 'number';
 
-/** Formats a judged value in the unit of its rule kind: fractions as %, lags as durations, USD with a $. */
-export function formatValue(kind: string, v: number | null | undefined): string {
+const KIND_UNITS: Readonly<Record<string, ValueUnit>> = {
+  utilization_above: 'fraction',
+  apy_jump: 'fraction',
+  price_deviation: 'fraction',
+  oracle_lag: 'seconds',
+  stale_benchmark: 'seconds',
+  unverified_position: 'usd',
+};
+
+/** The unit of a `threshold` rule's field: utilization and APYs (`borrow_apy`, `apy.7day.total`) are fractions, `*_usd` is USD, else a plain number. */
+export function fieldUnit(field: string | undefined): ValueUnit {
+  if (!field) return 'number';
+  const parts = field.split('.');
+  const last = parts.at(-1) ?? '';
+  if (last.endsWith('_usd')) return 'usd';
+  if (last === 'utilization' || last.endsWith('apy') || parts[0] === 'apy') return 'fraction';
+  return 'number';
+}
+
+/** The unit of a rule kind's values; a `threshold` rule's follows its `field` (plain number when unknown). */
+export function valueUnit(kind: string, field?: string): ValueUnit {
+  if (kind === 'threshold') return fieldUnit(field);
+  return KIND_UNITS[kind] ?? 'number';
+}
+
+/** Formats a value in its unit: fractions as %, seconds as a duration, USD with a $, else a number without float noise. */
+export function formatIn(unit: ValueUnit, v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return 'n/a';
-  if (PCT_KINDS.has(kind)) return `${trim((v * 100).toFixed(2))}%`;
-  if (DURATION_KINDS.has(kind)) return formatDuration(v);
-  if (kind === 'unverified_position') return `$${v.toLocaleString('en-US', { maximumFractionDigits: 2 })}`;
-  return trim(Math.abs(v) >= 1e6 || Math.abs(v) < 1e-3 ? v.toPrecision(6) : v.toFixed(6));
+  const z = v === 0 ? 0 : v; // never "-0"
+  switch (unit) {
+    case 'fraction':
+      return `${noNegZero(trim((z * 100).toFixed(2)))}%`;
+    case 'seconds':
+      return formatDuration(Math.round(z * 1000));
+    case 'usd': {
+      const text = Math.abs(z).toLocaleString('en-US', { maximumFractionDigits: 2 });
+      return text === '0' ? '$0' : `${z < 0 ? '-' : ''}$${text}`;
+    }
+    default:
+      return noNegZero(trim(Math.abs(z) >= 1e6 || (z !== 0 && Math.abs(z) < 1e-3) ? z.toPrecision(6) : z.toFixed(6)));
+  }
+}
+
+/** Formats a judged value in the unit of its rule kind (see {@link valueUnit}). */
+export function formatValue(kind: string, v: number | null | undefined, field?: string): string {
+  return formatIn(valueUnit(kind, field), v);
+}
+
+/** The unit of each alert's values from the configured rules: a `threshold` rule's comes from its `field`; others' from their kind. */
+export function unitsOfRules(rules: ReadonlyArray<{ name: string; kind: string; field?: unknown }>): (alert: Alert) => ValueUnit | undefined {
+  const fields = new Map<string, string>();
+  for (const r of rules) if (r.kind === 'threshold' && typeof r.field === 'string') fields.set(r.name, r.field);
+  return (a) => (a.kind === 'threshold' ? fieldUnit(fields.get(a.rule)) : undefined);
+}
+
+function noNegZero(s: string): string {
+  return s === '-0' ? '0' : s;
 }
 
 function trim(s: string): string {
@@ -59,15 +109,16 @@ export function entityTitle(alert: Alert): string {
 /** One fact of the evidence, e.g. ["value", "96.5%"]. Untrusted values: escape them. */
 export type Fact = [name: string, value: string];
 
-/** The evidence of one alert: value against threshold, previous value, since, data time and block; for a resolve, peak and duration. */
+/** The evidence of one alert, in the unit of its values (`unit`, else its kind's): value against threshold, previous value, since, data time and block; for a resolve, peak and duration. */
 export function evidence(ma: MessageAlert): Fact[] {
   const a = ma.alert;
+  const unit = ma.unit ?? valueUnit(a.kind);
   const facts: Fact[] = [];
-  if (a.value !== null) facts.push(['value', formatValue(a.kind, a.value)]);
-  if (a.threshold !== null) facts.push(['threshold', formatValue(a.kind, a.threshold)]);
-  if (a.previous_value !== null) facts.push(['previous', formatValue(a.kind, a.previous_value)]);
+  if (a.value !== null) facts.push(['value', formatIn(unit, a.value)]);
+  if (a.threshold !== null) facts.push(['threshold', formatIn(unit, a.threshold)]);
+  if (a.previous_value !== null) facts.push(['previous', formatIn(unit, a.previous_value)]);
   if (ma.status === 'resolved') {
-    if (a.peak !== null) facts.push(['peak', formatValue(a.kind, a.peak)]);
+    if (a.peak !== null) facts.push(['peak', formatIn(unit, a.peak)]);
     const lasted = lastedMs(a);
     if (lasted !== null) facts.push(['lasted', formatDuration(lasted)]);
     if (a.resolved_at !== null) facts.push(['resolved', formatTime(a.resolved_at)]);

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { Alert } from '../model.js';
 import { digest } from './labels.js';
+import type { ValueUnit } from './format.js';
 import { buildMessage, type MessageAlert, type MessageAlertStatus } from './message.js';
 import type { GroupTiming } from './routing.js';
 
@@ -130,6 +131,8 @@ export interface FlushContext {
   firingNow?: ReadonlyMap<string, Alert> | undefined;
   /** Called once when an alert that had something to say becomes muted. */
   onMuted(notifier: string, why: 'silenced' | 'inhibited'): void;
+  /** The unit of an alert's values when its kind alone does not say (a `threshold` rule's field); frozen into the message. */
+  unitOf?: ((alert: Alert) => ValueUnit | undefined) | undefined;
 }
 
 /** The groups due for a flush at `now`. */
@@ -186,7 +189,10 @@ export function flushGroup(db: Database.Database, groupKey: string, ctx: FlushCo
       included.sort((a, b) => order[a.row.state] - order[b.row.state] || a.alert.entity.localeCompare(b.alert.entity));
       seq += 1;
       const dedupKey = `lk-${digest([g.epoch, seq], 24)}`;
-      const alerts: MessageAlert[] = included.map((j) => ({ status: j.row.state, alert: j.alert }));
+      const alerts: MessageAlert[] = included.map((j) => {
+        const unit = ctx.unitOf?.(j.alert);
+        return unit ? { status: j.row.state, alert: j.alert, unit } : { status: j.row.state, alert: j.alert };
+      });
       const message = buildMessage({
         dedupKey,
         notifier: g.notifier,

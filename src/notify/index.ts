@@ -4,6 +4,7 @@ import type { Dispatcher as UndiciDispatcher } from 'undici';
 import { systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import { SilenceRepo } from '../silences/repo.js';
+import { unitsOfRules } from './format.js';
 import { Dispatcher, type FiringAlerts, type NotifyOutcome, type Timers } from './dispatcher.js';
 import type { DeliveryPolicy } from './delivery.js';
 import type { Notifier } from './message.js';
@@ -22,6 +23,7 @@ export type { Notifier, NotificationMessage, MessageAlert } from './message.js';
 export type { NotifierModule, NotifierDeps } from './notifier-module.js';
 export { renderNotification, runRenderCommand, type RenderCommandOptions } from './render.js';
 export { notifyMigration } from './migration.js';
+export { formatIn, formatValue, fieldUnit, valueUnit, unitsOfRules, type ValueUnit } from './format.js';
 
 /** The config sections notifications read (a loaded `Config` fits). */
 export interface NotifyConfig {
@@ -30,6 +32,8 @@ export interface NotifyConfig {
   inhibit?: InhibitConfig[] | undefined;
   delivery: DeliveryPolicy;
   watchdog: WatchdogConfig;
+  /** The loaded rules, read for the unit of a `threshold` rule's values (its `field`); absent: plain numbers. */
+  rules?: ReadonlyArray<{ rule: { name: string; kind: string; field?: unknown } }>;
 }
 
 /** Options of {@link createNotifications}. */
@@ -82,6 +86,7 @@ export function createNotifications(opts: CreateNotificationsOptions): Notificat
     delivery: opts.config.delivery,
     inhibit: opts.config.inhibit,
     watchdog: opts.config.watchdog,
+    unitOf: unitsOfRules((opts.config.rules ?? []).map((r) => r.rule)),
     clock,
     log,
     ...(opts.alerts ? { alerts: opts.alerts } : {}),
@@ -104,7 +109,7 @@ export function createNotifications(opts: CreateNotificationsOptions): Notificat
       const old = notifiers;
       notifiers = registry.createAll(config.notifiers, deps);
       outbox.setRouting(new Routing({ routes: config.routes, notifiers: config.notifiers, ruleNotify: ruleNotify ?? opts.ruleNotify }));
-      dispatcher.configure({ notifiers, rateLimits: rateLimits(config), delivery: config.delivery, inhibit: config.inhibit, watchdog: config.watchdog });
+      dispatcher.configure({ notifiers, rateLimits: rateLimits(config), delivery: config.delivery, inhibit: config.inhibit, watchdog: config.watchdog, unitOf: unitsOfRules((config.rules ?? []).map((r) => r.rule)) });
       void closeAll(old.values());
     },
     async close(deadlineMs = 5000) {

@@ -1,6 +1,7 @@
 /** What a notifier is given to send: one message for one group and one notifier, frozen with its dedup key. */
 import type { Alert } from '../model.js';
 import type { NotifyError } from '../errors.js';
+import type { ValueUnit } from './format.js';
 
 /** The status of one alert inside a message. */
 export type MessageAlertStatus = 'firing' | 'resolved' | 'flapping';
@@ -9,6 +10,8 @@ export type MessageAlertStatus = 'firing' | 'resolved' | 'flapping';
 export interface MessageAlert {
   status: MessageAlertStatus;
   alert: Alert;
+  /** The unit of the alert's values when its kind alone does not say (a `threshold` rule's field); else the kind's. */
+  unit?: ValueUnit;
 }
 
 /** A notification: a group's batch for one notifier. Persisted before it is sent; resent with the same `dedupKey`. */

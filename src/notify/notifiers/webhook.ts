@@ -2,6 +2,7 @@
 import { createHmac } from 'node:crypto';
 import type { NotifierModule } from '../notifier-module.js';
 import type { NotificationMessage } from '../message.js';
+import { evidence, valueUnit } from '../format.js';
 import { postJson } from './http.js';
 
 /** Header carrying the stable dedup key of a message. */
@@ -11,7 +12,10 @@ export const SIGNATURE_HEADER = 'X-Lookout-Signature';
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? '0001-01-01T00:00:00Z' : new Date(ms).toISOString());
 
-/** Alertmanager's webhook payload (version 4), plus `dedupKey` and each alert's evidence under `lookout`. */
+/**
+ * Alertmanager's webhook payload (version 4), plus `dedupKey` and each alert's evidence under `lookout`: the raw values in
+ * `unit` (fraction, seconds, usd or number) and `evidence`, the same texts the other notifiers show (`value: "20s"`).
+ */
 export function webhookPayload(receiver: string, m: NotificationMessage, externalUrl = ''): Record<string, unknown> {
   return {
     version: '4',
@@ -24,26 +28,31 @@ export function webhookPayload(receiver: string, m: NotificationMessage, externa
     commonAnnotations: m.commonAnnotations,
     externalURL: externalUrl,
     dedupKey: m.dedupKey,
-    alerts: m.alerts.map(({ status, alert: a }) => ({
-      status: status === 'resolved' ? 'resolved' : 'firing',
-      labels: a.labels,
-      annotations: a.annotations,
-      startsAt: iso(a.firing_since ?? a.pending_since),
-      endsAt: status === 'resolved' ? iso(a.resolved_at) : '0001-01-01T00:00:00Z',
-      generatorURL: externalUrl,
-      fingerprint: a.fingerprint,
-      lookout: {
-        flapping: status === 'flapping',
-        kind: a.kind,
-        entity: a.entity,
-        value: a.value,
-        threshold: a.threshold,
-        previous_value: a.previous_value,
-        peak: a.peak,
-        data_at: a.data_at === null ? null : iso(a.data_at),
-        block: a.block,
-      },
-    })),
+    alerts: m.alerts.map((ma) => {
+      const { status, alert: a } = ma;
+      return {
+        status: status === 'resolved' ? 'resolved' : 'firing',
+        labels: a.labels,
+        annotations: a.annotations,
+        startsAt: iso(a.firing_since ?? a.pending_since),
+        endsAt: status === 'resolved' ? iso(a.resolved_at) : '0001-01-01T00:00:00Z',
+        generatorURL: externalUrl,
+        fingerprint: a.fingerprint,
+        lookout: {
+          flapping: status === 'flapping',
+          kind: a.kind,
+          entity: a.entity,
+          value: a.value,
+          threshold: a.threshold,
+          previous_value: a.previous_value,
+          peak: a.peak,
+          unit: ma.unit ?? valueUnit(a.kind),
+          data_at: a.data_at === null ? null : iso(a.data_at),
+          block: a.block,
+          evidence: Object.fromEntries(evidence(ma)),
+        },
+      };
+    }),
   };
 }
 
