@@ -31,7 +31,7 @@ export const filters: Readonly<Record<string, Filter>> = {
   /** A fraction as a percentage: 0.953 → 95.3% (`pct 1` for at most one decimal). */
   pct: numeric((n, arg) => `${trimZeros((n * 100).toFixed(digits(arg, 2)))}%`),
   /** A fraction in basis points: 0.0123 → 123 bps. */
-  bps: numeric((n, arg) => `${trimZeros((n * 10_000).toFixed(digits(arg, 1)))} bps`),
+  bps: numeric((n, arg) => `${trimZeros((n * 10_000).toFixed(digits(arg, 1))).replace(/^-0$/, '0')} bps`),
   /** US dollars with thousands separators: $1,234,567 (cents below $100). */
   usd: numeric((n) => {
     const abs = Math.abs(n);
