@@ -1,0 +1,51 @@
+/**
+ * `npm run bench`: lookout at the scale of SPEC §8 (10,000 markets, 50,000 positions) on this machine.
+ * Every row is a median over repetitions with its spread, beside a bare baseline timed in the same run.
+ *
+ *   npm run bench                      every benchmark (about 3 minutes on 2 cores)
+ *   npm run bench -- --quick           fewer repetitions
+ *   npm run bench -- --only store      benchmarks whose name starts with `store` (comma-separate several)
+ *   npm run bench -- --list            names and what each measures
+ */
+import { cpus } from 'node:os';
+import { BenchContext, type Bench } from './context.js';
+import { clientBenches } from './client.js';
+import { formatRow, header, type Row } from './stats.js';
+import { parseArgs, select } from './args.js';
+
+/** Every benchmark, in the order they run. */
+export const benches: Bench[] = [...clientBenches];
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.list) {
+    for (const b of benches) process.stdout.write(`${b.name.padEnd(24)} ${b.about}\n`);
+    return;
+  }
+  const chosen = select(benches, args.only);
+  const notes: string[] = [];
+  const write = (s: string) => process.stdout.write(s + '\n');
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  write(`lookout bench — node ${process.version}, ${cpus().length} × ${cpu}, ${args.quick ? 'quick' : 'full'} run, ${new Date().toISOString()}`);
+  write('');
+  write(header());
+  const ctx = new BenchContext({ quick: args.quick, emit: (r: Row) => write(formatRow(r)), note: (t) => notes.push(t) });
+  const started = performance.now();
+  try {
+    for (const b of chosen) {
+      try {
+        await b.run(ctx);
+      } catch (err) {
+        process.exitCode = 1;
+        notes.push(`${b.name}: FAILED — ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      }
+    }
+  } finally {
+    await ctx.close();
+  }
+  write('');
+  for (const n of notes) write(n);
+  write(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
+
+await main();

@@ -1,0 +1,91 @@
+/** The simulator as a child process for the benchmarks, with the source config and bare requests that reach it. */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import type { SourceConfig } from '../source/client.js';
+import { METRICS_QUERY } from '../source/graphql.js';
+
+/** A simulator running in a child process. */
+export interface ChildSimulator {
+  url: string;
+  catalogUrl: string;
+  apiKey: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts the simulator in a child process with `markets` and `positions`; resolves once it listens. */
+export async function startChildSimulator(opts: { markets: number; positions: number; seed?: number }): Promise<ChildSimulator> {
+  const entry = fileURLToPath(new URL('./sim-child.js', import.meta.url));
+  const child: ChildProcess = fork(entry, [JSON.stringify(opts)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [msg] = (await Promise.race([
+    once(child, 'message'),
+    once(child, 'exit').then(([code]) => Promise.reject(new Error(`simulator child exited with ${String(code)} before listening`))),
+  ])) as [{ url: string; catalogUrl: string; apiKey: string }];
+  return {
+    ...msg,
+    pid: child.pid ?? -1,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = once(child, 'exit');
+      child.send('stop');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The `source:` section pointing at `sim`, with no retries (a failed request fails the bench loudly). */
+export function sourceConfigFor(sim: ChildSimulator): SourceConfig {
+  return {
+    base_url: sim.url,
+    catalog_url: sim.catalogUrl,
+    graphql_path: '/yields/graphql',
+    api_key: sim.apiKey,
+    timeout: 60_000,
+    retries: 0,
+    backoff: 500,
+    max_backoff: 1_000,
+    concurrency: 4,
+    max_pages: 1_000,
+  } as SourceConfig;
+}
+
+/** The GraphQL body the client sends for a metrics poll of `limit` rows and no filter. */
+export function metricsBody(limit: number): string {
+  return JSON.stringify({ query: METRICS_QUERY, variables: { limit, where: {} } });
+}
+
+/** Bare baseline: one undici POST of the metrics query, body read as text. */
+export async function bareMetricsText(sim: ChildSimulator, limit: number): Promise<string> {
+  const res = await request(new URL('/yields/graphql', sim.url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': sim.apiKey },
+    body: metricsBody(limit),
+  });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`bare metrics request: ${res.statusCode} ${text.slice(0, 200)}`);
+  return text;
+}
+
+/** Bare baseline: every page of /api/v1/positions (500 a page), each JSON.parse'd; returns the row count. */
+export async function barePositions(sim: ChildSimulator): Promise<{ rows: number; pages: number }> {
+  let cursor: string | undefined;
+  let rows = 0;
+  let pages = 0;
+  for (;;) {
+    const url = new URL('/api/v1/positions', sim.url);
+    url.searchParams.set('snapshot_mode', 'all');
+    url.searchParams.set('limit', '500');
+    if (cursor) url.searchParams.set('next_cursor', cursor);
+    const res = await request(url, { headers: { accept: 'application/json', 'x-api-key': sim.apiKey } });
+    const body = JSON.parse(await res.body.text()) as { data?: unknown[]; page_info?: { has_more?: boolean; next_cursor?: string | number } };
+    pages++;
+    rows += body.data?.length ?? 0;
+    const next = body.page_info?.next_cursor;
+    if (!body.page_info?.has_more || next === undefined) return { rows, pages };
+    cursor = String(next);
+  }
+}
