@@ -44,7 +44,7 @@ rules:
   expect(text).toContain('Subject: [FIRING:1] usdc-util-high');
   expect(text).toContain('Subject: [RESOLVED] usdc-util-high');
   expect(text).toContain('value *97%*');
-  expect(text).toContain('&lt;!channel&gt; utilization 97.00%');
+  expect(text).toContain('&lt;!channel&gt; utilization 97%'); // the real `pct` filter, as the daemon renders it
   expect(text).not.toContain('sup3r-secret');
   expect(text).not.toContain('sm7p-secret');
 });
