@@ -10,11 +10,12 @@
 import { cpus } from 'node:os';
 import { BenchContext, type Bench } from './context.js';
 import { clientBenches } from './client.js';
+import { storeBenches } from './store.js';
 import { formatRow, header, type Row } from './stats.js';
 import { parseArgs, select } from './args.js';
 
 /** Every benchmark, in the order they run. */
-export const benches: Bench[] = [...clientBenches];
+export const benches: Bench[] = [...clientBenches, ...storeBenches];
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));

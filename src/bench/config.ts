@@ -1,0 +1,82 @@
+/** Configs of the benchmarks: the starter rule files as shipped, or the seven market rules of the rules issue. */
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { loadConfigText, type Config } from '../config/load.js';
+
+/** The repository root (dist/bench/ → ../../), where `rules/` lives. */
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Seven rules that read every market (no `select`, so all 10,000 are judged by each), in the starter
+ * files' style, plus the position and benchmark rules, which a markets poll must not cost anything.
+ */
+const SEVEN_RULES = `
+    - { name: utilization-warning, kind: utilization_above, severity: warning, threshold: 0.92, clear_below: 0.90, for: 10m,
+        annotations: { summary: "{{market.loan_asset_symbol}}/{{market.collateral_asset_symbol}}: utilization {{utilization | pct}}" } }
+    - { name: utilization-critical, kind: utilization_above, severity: critical, threshold: 0.95, clear_below: 0.93, for: 10m,
+        annotations: { summary: "{{market_id | short}} at {{utilization | pct}}" } }
+    - { name: borrow-apy-jump, kind: apy_jump, severity: warning, field: borrow_apy, window: 1h, min_change: 0.02, min_change_rel: 0.5, require: all, direction: up,
+        annotations: { summary: "borrow APY {{previous | pct}} → {{value | pct}}" } }
+    - { name: borrow-apy-high, kind: threshold, severity: warning, field: borrow_apy, op: ">", value: 0.25, for: 10m }
+    - { name: utilization-full, kind: threshold, severity: critical, field: utilization, op: ">=", value: 0.995 }
+    - { name: oracle-lag-24h, kind: oracle_lag, severity: critical, heartbeat: 24h,
+        annotations: { summary: "oracle not updated for {{lag | duration}}" } }
+    - { name: oracle-price-deviation, kind: price_deviation, severity: warning, max_deviation: 0.02, for: 10m,
+        annotations: { summary: "oracle price off by {{deviation | pct}}" } }
+    - { name: position-unverified, kind: unverified_position, severity: warning, min_value_usd: 10000, for: 15m }
+    - { name: benchmark-stale, kind: stale_benchmark, severity: warning, max_age: 36h, incomplete_for: 6h }
+`;
+
+/** Which rules a bench config carries. */
+export type RuleSet = 'seven' | 'starter';
+
+/** What a bench config points at. */
+export interface BenchConfigInput {
+  baseUrl: string;
+  catalogUrl: string;
+  apiKey: string;
+  dbPath: string;
+  rules: RuleSet;
+  /** Polls to schedule (cron far in the future: the bench triggers them). */
+  polls?: ReadonlyArray<'markets' | 'positions' | 'benchmarks'>;
+}
+
+const POLL_YAML = {
+  markets: '  - { name: markets, kind: metrics, cron: "0 0 1 1 *", limit: 10000 }',
+  positions: '  - { name: positions, kind: positions, cron: "0 0 1 1 *", params: { limit: 500 } }',
+  benchmarks: '  - { name: benchmarks, kind: benchmarks, cron: "0 0 1 1 *", networks: all, codes: [usd, eth], lookback: 7d }',
+} as const;
+
+/** YAML of a bench config: the simulator as source, a console notifier into nowhere, the HTTP listener on a free port. */
+export function benchConfigYaml(i: BenchConfigInput): string {
+  const q = (s: string) => JSON.stringify(s);
+  const polls = (i.polls ?? ['markets']).map((p) => POLL_YAML[p]).join('\n');
+  const rules = i.rules === 'starter' ? `  files: [rules/*.yaml]` : `  inline:${SEVEN_RULES}`;
+  return `
+source:
+  base_url: ${q(i.baseUrl)}
+  catalog_url: ${q(i.catalogUrl)}
+  api_key: ${q(i.apiKey)}
+  timeout: 60s
+  retries: 0
+storage:
+  path: ${q(i.dbPath)}
+server:
+  listen: 127.0.0.1:0
+log:
+  level: warn
+polls:
+${polls}
+rules:
+${rules}
+notifiers:
+  out: { type: console, color: never }
+routes:
+  - { default: true, notify: [out] }
+`;
+}
+
+/** Loads a bench config as the daemon would (rule files resolved against the repository root). */
+export function loadBenchConfig(i: BenchConfigInput): Config {
+  return loadConfigText(join(repoRoot, 'bench.config.yaml'), benchConfigYaml(i), { dir: repoRoot, env: {} });
+}

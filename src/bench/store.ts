@@ -1,0 +1,142 @@
+/**
+ * Benchmark 3: the SQLite store. Saving one poll of 10,000 market readings (history + latest, one
+ * transaction) against a bare one-table insert of the same readings as JSON; replaying 100,000 history rows
+ * against a bare scan of a one-table DB. Also measures what history costs on disk per row.
+ */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Reading } from '../model.js';
+import { openStore, type Store } from '../store/index.js';
+import { MARKETS, POLL_INTERVAL_MS, marketsPoll, type Bench, type BenchContext } from './context.js';
+import { summarize, timePair } from './stats.js';
+
+/** The readings of one poll moved by `dt` ms (a later poll of the same world). */
+export function shifted(readings: readonly Reading[], dt: number): Reading[] {
+  return readings.map((r) => ({ ...r, at: r.at + dt }));
+}
+
+/** A bare better-sqlite3 file with the store's pragmas and one table of readings as JSON. */
+export function bareDb(path: string): { db: Database.Database; insert(rows: readonly Reading[]): void } {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec('CREATE TABLE IF NOT EXISTS readings (kind TEXT NOT NULL, entity TEXT NOT NULL, at INTEGER NOT NULL, reading TEXT NOT NULL)');
+  const stmt = db.prepare('INSERT INTO readings (kind, entity, at, reading) VALUES (?, ?, ?, ?)');
+  const insert = db.transaction((rows: readonly Reading[]) => {
+    for (const r of rows) stmt.run(r.kind, r.entity, r.at, JSON.stringify(r));
+  });
+  return { db, insert };
+}
+
+/** Size of a SQLite file and its WAL after a checkpoint, bytes. */
+export function fileBytes(db: Database.Database, path: string): number {
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  const wal = (() => {
+    try {
+      return statSync(path + '-wal').size;
+    } catch {
+      return 0;
+    }
+  })();
+  return statSync(path).size + wal;
+}
+
+/** Bytes per table and index (dbstat), largest first; empty when SQLite was built without dbstat. */
+export function tableBytes(db: Database.Database): Array<{ name: string; bytes: number }> {
+  try {
+    return db.prepare<[], { name: string; bytes: number }>('SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC').all();
+  } catch {
+    return [];
+  }
+}
+
+const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
+
+async function save(ctx: BenchContext): Promise<void> {
+  const base = await ctx.readings(marketsPoll);
+  const store = openStore(join(ctx.dir, 'save.db'));
+  const bare = bareDb(join(ctx.dir, 'save-bare.db'));
+  let k = 0;
+  let batch: Reading[] = [];
+  let bareBatch: Reading[] = [];
+  try {
+    const t = await timePair(
+      { before: () => (batch = shifted(base, ++k * POLL_INTERVAL_MS)), run: () => store.readings.savePoll('markets', batch, Date.now()) },
+      { before: () => (bareBatch = shifted(base, k * POLL_INTERVAL_MS)), run: () => bare.insert(bareBatch) },
+      ctx.reps,
+    );
+    ctx.row({ name: 'store.save', n: `${MARKETS.toLocaleString('en-US')} readings`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'one-table JSON insert' });
+  } finally {
+    store.close();
+    bare.db.close();
+  }
+}
+
+/** Fills `store` with `polls` polls of `base`, 30 s apart, ending at `end`; returns the first poll's time. */
+function fillHistory(store: Store, base: readonly Reading[], polls: number, end: number): number {
+  const first = end - (polls - 1) * POLL_INTERVAL_MS;
+  const at0 = Math.max(...base.map((r) => r.at));
+  for (let i = 0; i < polls; i++) store.readings.savePoll('markets', shifted(base, first + i * POLL_INTERVAL_MS - at0), first + i * POLL_INTERVAL_MS);
+  return first;
+}
+
+async function replay(ctx: BenchContext): Promise<void> {
+  const base = await ctx.readings(marketsPoll);
+  const polls = 10;
+  const path = join(ctx.dir, 'replay.db');
+  const store = openStore(path);
+  const barePath = join(ctx.dir, 'replay-bare.db');
+  const bare = bareDb(barePath);
+  const end = Date.now();
+  try {
+    fillHistory(store, base, polls, end);
+    for (let i = 0; i < polls; i++) bare.insert(shifted(base, (i + 1) * POLL_INTERVAL_MS));
+    const scan = bare.db.prepare<[], { reading: string }>('SELECT reading FROM readings ORDER BY rowid');
+    let rows = 0;
+    let bareRows = 0;
+    const t = await timePair(
+      {
+        run: () => {
+          rows = 0;
+          for (const r of store.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER)) if (r.entity) rows++;
+        },
+      },
+      {
+        run: () => {
+          bareRows = 0;
+          for (const r of scan.iterate()) if (JSON.parse(r.reading)) bareRows++;
+        },
+      },
+      { warmup: 1, runs: ctx.quick ? 3 : 5 },
+    );
+    if (rows !== bareRows) throw new Error(`replay read ${rows} rows, the bare scan ${bareRows}`);
+    ctx.row({ name: 'store.replay', n: `${rows.toLocaleString('en-US')} history rows`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'one-table scan + JSON.parse' });
+
+    // What history costs on disk: measured here after `polls` polls, extrapolated to a day.
+    const bytes = fileBytes(store.db, path);
+    const bareBytes = fileBytes(bare.db, barePath);
+    const history = (store.db.prepare('SELECT count(*) AS n FROM reading_history').get() as { n: number }).n;
+    const perDay = MARKETS * (86_400_000 / POLL_INTERVAL_MS);
+    const perRow = bytes / history;
+    const tables = tableBytes(store.db)
+      .slice(0, 4)
+      .map((t) => `${t.name} ${mb(t.bytes)}`)
+      .join(', ');
+    ctx.note(
+      `store.replay: after ${polls} polls of ${MARKETS.toLocaleString('en-US')} markets the DB file is ${mb(bytes)} for ${history.toLocaleString('en-US')} history rows ` +
+        `(${perRow.toFixed(0)} bytes/row incl. latest_readings and indexes; ${tables}); the bare one-table DB ${mb(bareBytes)}. ` +
+        `Extrapolated (×${(perDay / history).toFixed(0)}): ${(perDay / 1e6).toFixed(1)} M rows and ${(perDay * perRow / 1e9).toFixed(1)} GB a day at 10,000 markets every 30 s, ` +
+        `${(30 * perDay * perRow / 1e9).toFixed(0)} GB for the default 30-day retention.`,
+    );
+  } finally {
+    store.close();
+    bare.db.close();
+  }
+}
+
+/** The store benchmarks. */
+export const storeBenches: Bench[] = [
+  { name: 'store.save', about: 'savePoll of 10,000 market readings in one transaction vs a bare one-table JSON insert', run: save },
+  { name: 'store.replay', about: 'iterateHistory over 100,000 rows (10 polls) vs a bare one-table scan + JSON.parse; DB bytes per history row', run: replay },
+];
