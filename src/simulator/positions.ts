@@ -200,23 +200,57 @@ export interface HoldingStatic {
   interaction: boolean;
 }
 
-/** Generates `count` holdings deterministically from `seed`. */
+/**
+ * Generates `count` holdings deterministically from `seed`, one per (wallet, chain, token): a wallet has one balance of
+ * a token on a chain, and the rows carry no id, so a repeat would be an indistinguishable duplicate. A drawn combination
+ * already taken is drawn again, then the first free one is taken (the same wallet's first, then the next wallets').
+ */
 export function generateHoldings(seed: number, count: number, networks: readonly NetworkInfo[], wallets: readonly string[]): HoldingStatic[] {
   const chainWeights = networks.map((n) => [n.name, NETWORK_WEIGHT[n.name] ?? 1] as const);
+  const taken = new Set<string>();
+  const keyOf = (wallet: string, chain: string, symbol: string) => `${wallet}\u0000${chain}\u0000${symbol}`;
   const out: HoldingStatic[] = new Array(count);
   for (let h = 0; h < count; h++) {
     const r = streamOf(seed, 'hold', h);
-    const symbol = pick(POSITION_ASSETS, r());
+    let symbol = pick(POSITION_ASSETS, r());
     const usd = Math.exp(between(Math.log(10), Math.log(2e6), r()));
-    out[h] = {
-      wallet: wallets[h % wallets.length] as string,
-      chain: pickWeighted(chainWeights, r()),
-      symbol,
-      baseUnits: usd / token(symbol).usd,
-      interaction: r() < 0.35,
-    };
+    let chain = pickWeighted(chainWeights, r());
+    const interaction = r() < 0.35;
+    let wallet = wallets[h % wallets.length] as string;
+    for (let tries = 0; tries < 16 && taken.has(keyOf(wallet, chain, symbol)); tries++) {
+      chain = pickWeighted(chainWeights, r());
+      symbol = pick(POSITION_ASSETS, r());
+    }
+    if (taken.has(keyOf(wallet, chain, symbol))) {
+      const free = firstFreeHolding(taken, keyOf, h, wallets, networks, r());
+      if (free) [wallet, chain, symbol] = free;
+    }
+    taken.add(keyOf(wallet, chain, symbol));
+    out[h] = { wallet, chain, symbol, baseUnits: usd / token(symbol).usd, interaction };
   }
   return out;
+}
+
+/** The first (wallet, chain, token) not taken, from holding `h`'s wallet on; undefined when every one is (more holdings than combinations). */
+function firstFreeHolding(
+  taken: ReadonlySet<string>,
+  keyOf: (wallet: string, chain: string, symbol: string) => string,
+  h: number,
+  wallets: readonly string[],
+  networks: readonly NetworkInfo[],
+  u: number,
+): [string, string, string] | undefined {
+  const offset = Math.floor(u * POSITION_ASSETS.length);
+  for (let w = 0; w < wallets.length; w++) {
+    const wallet = wallets[(h + w) % wallets.length] as string;
+    for (const n of networks) {
+      for (let k = 0; k < POSITION_ASSETS.length; k++) {
+        const symbol = POSITION_ASSETS[(offset + k) % POSITION_ASSETS.length] as string;
+        if (!taken.has(keyOf(wallet, n.name, symbol))) return [wallet, n.name, symbol];
+      }
+    }
+  }
+  return undefined;
 }
 
 /** The holdings row of `h` valued at Unix second `sec`. */
