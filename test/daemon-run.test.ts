@@ -1,0 +1,121 @@
+/**
+ * `lookout run` as a real child process against the simulator: it polls into SQLite, serves /metrics, and stops
+ * cleanly on SIGTERM; an invalid config stops it before anything opens or listens.
+ */
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DaemonProcess, freePort, getJson, getText, killAll, listening, sample, tempDirs, until } from './fixtures/daemon/harness.js';
+import { SimHandle, writeConfig } from './fixtures/daemon/world.js';
+
+const dirs = tempDirs();
+let sim: SimHandle | undefined;
+afterEach(async () => {
+  await killAll();
+  await sim?.close();
+  sim = undefined;
+  dirs.cleanup();
+});
+
+describe('lookout run', () => {
+  beforeAll(() => {
+    // A clear message instead of a spawn error when the build is missing.
+    if (!existsSync(join(import.meta.dirname, '..', 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build`');
+  });
+
+  it('polls the simulator into SQLite, serves a market’s utilization on /metrics, and exits 0 on SIGTERM with the DB closed cleanly', async () => {
+    sim = await SimHandle.start({ scenario: 'calm' });
+    const dir = dirs.make();
+    const db = join(dir, 'lookout.db');
+    const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db });
+    const { daemon, url } = await DaemonProcess.start(file);
+    await daemon.waitForPolls(2, 15_000);
+
+    const market = sim.market(0);
+    const metrics = await until('the utilization of market #0 on /metrics', async () => sample(await getText(`${url}/metrics`), 'lookout_market_utilization_ratio', { market_id: market }), 10_000, () => daemon.diag());
+    expect(metrics).toBeGreaterThanOrEqual(0);
+    expect(metrics).toBeLessThanOrEqual(1);
+    const ready = await getJson<{ status?: string }>(`${url}/readyz`);
+    expect(ready).toBeTruthy();
+    const polls = await getJson<Array<{ name: string; ok: boolean; rows: number }>>(`${url}/api/polls`);
+    expect(polls).toEqual([expect.objectContaining({ name: 'markets', ok: true, rows: 40 })]);
+
+    daemon.signal('SIGTERM');
+    const exit = await daemon.waitExit(10_000);
+    expect(exit, daemon.diag()).toEqual({ code: 0, signal: null });
+    expect(daemon.logs().map((l) => l.msg)).toContain('stopped');
+    const errors = daemon.logs().filter((l) => l.level === 'error');
+    expect(errors, daemon.diag()).toEqual([]);
+    // Every stderr line is a JSON log line: no stack trace, no stray text.
+    expect(daemon.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{')), daemon.diag()).toEqual([]);
+
+    // Closed cleanly: the last connection checkpointed the WAL away; the file opens read-only and is intact.
+    const wal = `${db}-wal`;
+    expect(existsSync(wal) ? statSync(wal).size : 0).toBe(0);
+    const conn = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      expect(conn.pragma('integrity_check', { simple: true })).toBe('ok');
+      const latest = conn.prepare(`SELECT count(*) AS n FROM latest_readings WHERE kind = 'market'`).get() as { n: number };
+      expect(latest.n).toBe(40);
+      const history = conn.prepare(`SELECT count(*) AS n FROM reading_history`).get() as { n: number };
+      expect(history.n).toBeGreaterThanOrEqual(40);
+      const runs = conn.prepare(`SELECT count(*) AS n FROM poll_runs WHERE ok = 1`).get() as { n: number };
+      expect(runs.n).toBeGreaterThanOrEqual(2);
+      const stored = conn.prepare(`SELECT count(*) AS n FROM latest_readings WHERE entity = ?`).get(market) as { n: number };
+      expect(stored.n).toBe(1);
+    } finally {
+      conn.close();
+    }
+  }, 40_000);
+
+  it('refuses an invalid config: exit 1, each problem as file:line:col, nothing listens, no DB created', async () => {
+    const dir = dirs.make();
+    const port = await freePort();
+    const file = join(dir, 'bad.yaml');
+    const db = join(dir, 'never.db');
+    writeFileSync(
+      file,
+      [
+        'source:',
+        '  base_url: http://127.0.0.1:9',
+        '  api_key: k',
+        'storage:',
+        `  path: ${db}`,
+        'server:',
+        `  listen: 127.0.0.1:${port}`,
+        'polls:',
+        '  - { name: markets, kind: metrics, cron: "*/1 * * * * *" }',
+        'rules:',
+        '  inline:',
+        '    - name: util',
+        '      kind: utilization_above',
+        '      severity: critical',
+        '      treshold: 0.95',
+        '      for: 10 minutes',
+        '',
+      ].join('\n'),
+    );
+    const daemon = DaemonProcess.spawn(file);
+    const exit = await daemon.waitExit(15_000);
+    expect(exit, daemon.diag()).toEqual({ code: 1, signal: null });
+    const lines = daemon.stderr.split('\n').filter(Boolean);
+    const problems = lines.filter((l) => /^.+:\d+:\d+: /.test(l));
+    // The unknown key sits on line 15, the bad duration on line 16, the rule that lacks `threshold` starts on line 12.
+    expect(problems, daemon.diag()).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^${escapeRe(file)}:15:7: unknown key 'treshold'`)),
+        expect.stringMatching(new RegExp(`^${escapeRe(file)}:16:12: .*invalid duration`)),
+        expect.stringMatching(new RegExp(`^${escapeRe(file)}:12:7: .*threshold`)),
+      ]),
+    );
+    expect(daemon.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(daemon.logs().map((l) => l.msg)).not.toContain('started');
+    expect(await listening(port)).toBe(false);
+    expect(existsSync(db)).toBe(false);
+  }, 30_000);
+});
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
