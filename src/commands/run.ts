@@ -1,5 +1,6 @@
 /** `lookout run -c config.yaml`: the daemon, with reload on SIGHUP or a change of the config or rule files. */
 import { watch, type FSWatcher } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { ConfigError, formatProblem } from '../errors.js';
 import { loadConfig, type Config } from '../config/load.js';
 import { createLogger, type Logger } from '../log.js';
@@ -74,19 +75,34 @@ export class Reloader {
     return this.running;
   }
 
-  /** Watches the config and rule files; a burst of changes reloads once. */
+  /**
+   * Watches the config and rule files; a burst of changes reloads once. It watches their directories, not the files:
+   * an editor that saves by writing a new file and renaming it over the old one (vim, VS Code, `sed -i`, Kubernetes'
+   * ConfigMap swap) replaces the inode a file watch is attached to, and after a rejected reload nothing would watch
+   * the new one.
+   */
   watchFiles(config: Config): void {
     this.closeWatchers();
+    const byDir = new Map<string, Set<string>>();
     for (const f of [config.file, ...config.ruleFiles]) {
+      const names = byDir.get(dirname(f)) ?? new Set<string>();
+      names.add(basename(f));
+      byDir.set(dirname(f), names);
+    }
+    for (const [dir, names] of byDir) {
       try {
-        const w = watch(f, () => {
+        const w = watch(dir, (_event, name) => {
+          const n = name === null ? null : String(name);
+          // null: the platform did not say which file; `..data`: the ConfigMap symlink swap.
+          if (n !== null && !names.has(n) && !n.startsWith('..')) return;
           clearTimeout(this.timer);
-          this.timer = setTimeout(() => void this.reload(`file changed: ${f}`), 300);
+          this.timer = setTimeout(() => void this.reload(`file changed: ${n === null ? dir : join(dir, n)}`), 300);
         });
+        w.on('error', (err) => this.log.warn('watch_failed', { dir, err }));
         w.unref();
         this.watchers.push(w);
       } catch (err) {
-        this.log.warn('watch_failed', { file: f, err });
+        this.log.warn('watch_failed', { dir, err });
       }
     }
   }
