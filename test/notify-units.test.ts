@@ -111,6 +111,11 @@ describe('evidence units', () => {
     ['usd', -0.001, '$0'],
     ['usd', -1234.5, '-$1,234.5'],
     ['seconds', 0.25, '250ms'],
+    ['seconds', 20.4, '20.4s'],
+    ['seconds', 20.04, '20s'],
+    ['seconds', 20, '20s'],
+    ['seconds', 59.96, '1m'],
+    ['seconds', 95_340, '1d2h29m'],
     ['seconds', Number.NaN, 'n/a'],
   ] as const)('formatIn(%s, %s) is %s (no negative zero)', (unit, v, want) => {
     expect(formatIn(unit, v)).toBe(want);

@@ -58,8 +58,12 @@ export function formatIn(unit: ValueUnit, v: number | null | undefined): string 
   switch (unit) {
     case 'fraction':
       return `${noNegZero(trim((z * 100).toFixed(2)))}%`;
-    case 'seconds':
-      return formatDuration(Math.round(z * 1000));
+    case 'seconds': {
+      // Under a minute keep a tenth, so a lag just past its limit does not read as equal to it (20.4s vs 20s).
+      const tenths = Math.round(z * 10) / 10;
+      if (Math.abs(tenths) < 1) return formatDuration(Math.round(z * 1000));
+      return Math.abs(tenths) < 60 ? `${trim(tenths.toFixed(1))}s` : formatDuration(Math.round(z) * 1000);
+    }
     case 'usd': {
       const text = Math.abs(z).toLocaleString('en-US', { maximumFractionDigits: 2 });
       return text === '0' ? '$0' : `${z < 0 ? '-' : ''}$${text}`;
