@@ -322,8 +322,13 @@ export class AlertEngine {
       }
       for (const t of tracked.values()) {
         if (t.alert.rule !== rule.name || !isActive(t.alert) || seen.has(t.alert.entity) || rejected.has(t.alert.entity)) continue;
-        lastSeen ??= new Set(this.sources.lastSeenBy(outcome.poll).map((e) => pairKey(e.kind, e.entity)));
-        if (!c.reads.some((k) => lastSeen!.has(pairKey(k, t.alert.entity)))) continue;
+        // Fed by this poll: its last judged reading carried the poll's label (the poll runner sets it), or the store
+        // still says this poll last saw the entity. The label matters live: the runner forgets the `latest` rows of
+        // vanished entities before the engine runs, so the store alone would never let them count as absent.
+        if (t.alert.labels.poll !== outcome.poll) {
+          lastSeen ??= new Set(this.sources.lastSeenBy(outcome.poll).map((e) => pairKey(e.kind, e.entity)));
+          if (!c.reads.some((k) => lastSeen!.has(pairKey(k, t.alert.entity)))) continue;
+        }
         const r = this.apply(t, { type: 'absent' }, now, c.settings, identityOf(t.alert), out);
         tracked.set(pairKey(rule.name, t.alert.entity), r.next);
       }
