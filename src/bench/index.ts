@@ -12,11 +12,12 @@ import { BenchContext, type Bench } from './context.js';
 import { clientBenches } from './client.js';
 import { storeBenches } from './store.js';
 import { ruleBenches } from './rules.js';
+import { metricsBenches } from './metrics.js';
 import { formatRow, header, type Row } from './stats.js';
 import { parseArgs, select } from './args.js';
 
 /** Every benchmark, in the order they run. */
-export const benches: Bench[] = [...clientBenches, ...storeBenches, ...ruleBenches];
+export const benches: Bench[] = [...clientBenches, ...storeBenches, ...ruleBenches, ...metricsBenches];
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
