@@ -58,4 +58,23 @@ describe('regressions found by the simulated week', () => {
     expect(transitions(live)).toEqual(['unverified p-big firing +1m', 'unverified p-big resolved +5m']);
     expect(backtestTransitions(db, rules, at(5))).toEqual(transitions(live).sort());
   });
+
+  it('a `for` that ends exactly at a poll time is judged by that poll, even when another poll ran first at that time', async () => {
+    // The replay ran timers due at t after every run at t, so a pending alert fired between an earlier poll at t and
+    // its own poll at t, which then resolved it: an episode of zero length that live never had (live, the poll at the
+    // deadline cancels a pending alert whose condition is gone).
+    const db = tempDb();
+    const rules = parseRules([{ name: 'util', kind: 'utilization_above', threshold: 0.95, for: '10m' }]);
+    const at = (m: number) => T0 + m * MIN;
+    const steps: SmallStep[] = [0, 5, 10, 15].map((m) => ({
+      t: at(m),
+      polls: [
+        { name: 'other', kind: 'metrics', readings: [marketReading('m-other', at(m), 0.5)] },
+        { name: 'markets', kind: 'metrics', readings: [marketReading('m1', at(m), m < 10 ? 0.97 : 0.5)] },
+      ],
+    }));
+    const live = await runSmall(db, rules, steps);
+    expect(transitions(live)).toEqual([]);
+    expect(backtestTransitions(db, rules, at(15))).toEqual([]);
+  });
 });

@@ -9,7 +9,8 @@
  * as it returned, the run is complete and an entity missing from it is missing as it was live — absence and
  * `absent_for` replay exactly. Failed runs replay as failed polls (no state change; `source_down` counts them).
  * History of a poll without recorded runs in the range is grouped by timestamp, one applyPoll per distinct `at`,
- * and never reads as absence. Timers (`for`, keep_firing_for, flap settling) run exactly when due.
+ * and never reads as absence. Timers (`for`, keep_firing_for, flap settling) run exactly when due, after every run
+ * of that same instant.
  */
 import { AlertEngine, type AlertingSettings, type EngineResult, type SourceDownSettings } from '../alerts/engine.js';
 import { runTimersUntil } from '../alerts/timers.js';
@@ -119,9 +120,11 @@ export function replay(opts: ReplayOptions): ReplayResult {
 
   const apply = (outcome: PollOutcome) => {
     const now = outcome.finished_at;
+    // Timers due before this run move first; one due exactly now waits until every run at this time is applied
+    // (the next apply at a later time, or the end), because a poll at the deadline judges the alert itself — as
+    // live, where the poll at the deadline cancels a pending alert whose condition is gone instead of firing it.
     collect(runTimersUntil(engine, now - 1, tx));
     collect([tx(() => engine.applyPoll(outcome, now))]);
-    collect(runTimersUntil(engine, now, tx));
     result.runs++;
     result.readings += outcome.readings.length;
     if (opts.onProgress && now - lastProgress >= total / 200) {
