@@ -45,9 +45,9 @@ export interface Daemon {
   readonly url: string | undefined;
   /** Runs one poll now (tests, the demo); resolves with its outcome. */
   pollNow(name: string): Promise<void>;
-  /** Applies a new, already-validated config; keeps the store and the listener. */
+  /** Applies a new, already-validated config; keeps the store and the listener. A no-op once stopping. */
   reload(config: Config): Promise<void>;
-  /** Finishes in-flight work, flushes what can be flushed, closes the DB. */
+  /** Finishes in-flight work (a reload in flight first), flushes what can be flushed, closes the DB. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -79,6 +79,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   let scheduler = new Scheduler({ log, onSkip: (poll) => metrics.pollSkipped(poll) });
   let ready = false;
   let stopping = false;
+  let stopped: Promise<void> | undefined;
+  // Reload and stop run one at a time, in the order asked.
+  let lifecycle: Promise<unknown> = Promise.resolve();
+  const serial = (fn: () => Promise<void>): Promise<void> => {
+    const p = lifecycle.then(fn);
+    lifecycle = p.catch(() => undefined);
+    return p;
+  };
 
   function makeClient(cfg: Config): DataServiceClient {
     return createDataServiceClient(cfg.source, { log: log.child({ component: 'source' }), ...(opts.sourceDispatcher ? { dispatcher: opts.sourceDispatcher } : {}) });
@@ -203,35 +211,45 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     metrics,
     url: http?.url,
     pollNow: (name: string) => scheduler.trigger(name),
-    async reload(next: Config) {
-      log.info('reloading', { file: next.file });
-      await scheduler.stop();
-      await client.close();
-      const removed = config.polls.filter((p) => !next.polls.some((q) => q.name === p.name));
-      for (const p of removed) metrics.forgetPoll(p.name);
-      config = next;
-      client = makeClient(config);
-      engine.reload(engineSettings(config));
-      notifications.reload(config, ruleNotify(config));
-      scheduler = new Scheduler({ log, onSkip: (poll) => metrics.pollSkipped(poll) });
-      clearInterval(tickTimer);
-      tickTimer = setInterval(tick, config.alerting.tick);
-      dispatcher.wake();
-      scheduler.start(jobs(config));
-      metrics.setAlerts(engine.alerts());
-      log.info('reloaded', { polls: config.polls.length, rules: config.rules.length });
+    reload(next: Config) {
+      return serial(async () => {
+        if (stopping) return;
+        log.info('reloading', { file: next.file });
+        await scheduler.stop();
+        await client.close();
+        // A stop that came in while the old polls wound down wins: it closes what is left.
+        if (stopping) return log.info('reload_abandoned', { reason: 'stopping' });
+        const removed = config.polls.filter((p) => !next.polls.some((q) => q.name === p.name));
+        for (const p of removed) metrics.forgetPoll(p.name);
+        config = next;
+        client = makeClient(config);
+        engine.reload(engineSettings(config));
+        notifications.reload(config, ruleNotify(config));
+        scheduler = new Scheduler({ log, onSkip: (poll) => metrics.pollSkipped(poll) });
+        clearInterval(tickTimer);
+        tickTimer = setInterval(tick, config.alerting.tick);
+        dispatcher.wake();
+        scheduler.start(jobs(config));
+        metrics.setAlerts(engine.alerts());
+        log.info('reloaded', { polls: config.polls.length, rules: config.rules.length });
+      });
     },
-    async stop() {
+    stop() {
+      if (stopped) return stopped;
       stopping = true;
       ready = false;
       clearInterval(tickTimer);
       clearInterval(pruneTimer);
-      await scheduler.stop();
-      await notifications.close(5_000);
-      await client.close();
-      await http?.close();
-      store.close();
-      log.info('stopped', {});
+      // After any reload in flight: it must not start a scheduler on a closed store.
+      stopped = serial(async () => {
+        await scheduler.stop();
+        await notifications.close(5_000);
+        await client.close();
+        await http?.close();
+        store.close();
+        log.info('stopped', {});
+      });
+      return stopped;
     },
   };
 }

@@ -22,19 +22,24 @@ export async function runDaemonCommand(file: string, io: Output & { version?: st
   }
   let current = config;
   const log = createLogger({ level: config.log.level, secrets: () => current.secrets, base: { service: 'lookout' } });
-  const daemon = await startDaemon({ config, log, ...(io.version ? { version: io.version } : {}) });
-  const reloader = new Reloader(file, daemon, log, (c) => (current = c));
-  reloader.watchFiles(config);
-  process.on('SIGHUP', () => void reloader.reload('SIGHUP'));
-
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      log.info('stopping', { signal });
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+  // Signals are handled from here on, also while the daemon starts: a SIGHUP must not kill it (the default action),
+  // a SIGTERM during start-up stops it cleanly once started.
+  const stopRequested = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
   });
+  let reloader: Reloader | undefined;
+  let hupWhileStarting = false;
+  process.on('SIGHUP', () => (reloader ? void reloader.reload('SIGHUP') : (hupWhileStarting = true)));
+
+  const daemon = await startDaemon({ config, log, ...(io.version ? { version: io.version } : {}) });
+  reloader = new Reloader(file, daemon, log, (c) => (current = c));
+  reloader.watchFiles(config);
+  if (hupWhileStarting) void reloader.reload('SIGHUP');
+
+  const signal = await stopRequested;
+  log.info('stopping', { signal });
+  // The SIGHUP listener stays (a late SIGHUP must not kill the process mid-shutdown); the closed reloader ignores it.
   reloader.close();
   await daemon.stop();
   return 0;
@@ -45,6 +50,7 @@ export class Reloader {
   private watchers: FSWatcher[] = [];
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(
     private readonly file: string,
@@ -55,7 +61,9 @@ export class Reloader {
 
   /** Validates the file again and, if valid, applies it; reloads are serialized. */
   reload(why: string): Promise<void> {
+    if (this.closed) return this.running;
     this.running = this.running.then(async () => {
+      if (this.closed) return;
       let next: Config;
       try {
         next = loadConfig(this.file);
@@ -67,7 +75,7 @@ export class Reloader {
       try {
         this.onConfig(next);
         await this.daemon.reload(next);
-        this.watchFiles(next);
+        if (!this.closed) this.watchFiles(next);
       } catch (err) {
         this.log.error('reload_failed', { why, err });
       }
@@ -107,8 +115,9 @@ export class Reloader {
     }
   }
 
-  /** Stops watching. */
+  /** Stops watching; later reload requests are ignored. */
   close(): void {
+    this.closed = true;
     clearTimeout(this.timer);
     this.closeWatchers();
   }
