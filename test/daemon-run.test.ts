@@ -69,6 +69,32 @@ describe('lookout run', () => {
     }
   }, 40_000);
 
+  it('SIGTERM while a SIGHUP reload waits for a slow poll: exits 0, and nothing runs after `stopped`', async () => {
+    sim = await SimHandle.start({ scenario: 'calm' });
+    const dir = dirs.make();
+    const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db: join(dir, 'lookout.db') });
+    const { daemon } = await DaemonProcess.start(file);
+    await daemon.waitForPolls(1, 15_000);
+    // The next poll hangs (until the 2 s request timeout): a reload must wait for it.
+    const fault = sim.sim.faults.add({ path: '/yields/graphql', delayMs: 5_000, times: 1_000 });
+    await until('a poll in flight', () => (sim!.sim.faults.fired(fault) >= 1 ? true : undefined), 10_000, () => daemon.diag());
+    daemon.signal('SIGHUP');
+    await daemon.waitForLog((l) => l.msg === 'reloading', 5_000, 'the reload to begin');
+    daemon.signal('SIGTERM');
+    const exit = await daemon.waitExit(15_000);
+    expect(exit, daemon.diag()).toEqual({ code: 0, signal: null });
+    const msgs = daemon.logs().map((l) => l.msg);
+    // The last word is `stopped`: no reload finishing, no poll, no error after it.
+    expect(msgs.at(-1), daemon.diag()).toBe('stopped');
+    expect(daemon.logs().filter((l) => l.level === 'error'), daemon.diag()).toEqual([]);
+    const conn = new Database(join(dir, 'lookout.db'), { readonly: true, fileMustExist: true });
+    try {
+      expect(conn.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      conn.close();
+    }
+  }, 40_000);
+
   it('refuses an invalid config: exit 1, each problem as file:line:col, nothing listens, no DB created', async () => {
     const dir = dirs.make();
     const port = await freePort();
