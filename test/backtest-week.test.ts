@@ -6,10 +6,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildRows, runBacktest } from '../src/backtest/index.js';
 import type { AlertEvent } from '../src/model.js';
-import { openStore } from '../src/store/index.js';
+import { migrations, openStore } from '../src/store/index.js';
 import { benchmark, marketReading, position, runSmall, transitions, type SmallStep } from './fixtures/backtest-week/small.js';
 import { alerting, HOUR, MIN, parseRules, sourceDown, T0 } from './fixtures/backtest-week/world.js';
 
@@ -76,5 +77,65 @@ describe('regressions found by the simulated week', () => {
     const live = await runSmall(db, rules, steps);
     expect(transitions(live)).toEqual([]);
     expect(backtestTransitions(db, rules, at(15))).toEqual([]);
+  });
+
+  it('a benchmark whose day goes back, or changes under the same day, replays as the poll returned it', async () => {
+    // History kept one row per (kind, entity, at) and the replay took a run's rows by their own time. A benchmark
+    // reading's time is its day: when linea's newest day went back 3 days (isStale), that row's time was days before
+    // the run (and already stored), and when sonic's day became complete later the same day, the first version was
+    // kept. The backtest missed linea's stale alert and kept sonic's incomplete alert firing.
+    const db = tempDb();
+    const rules = parseRules([{ name: 'bench', kind: 'stale_benchmark', max_age: '36h', incomplete_for: '30m' }]);
+    const at = (h: number) => T0 + h * HOUR;
+    const today = T0;
+    const steps: SmallStep[] = [1, 2, 3, 4, 5].map((h) => ({
+      t: at(h),
+      polls: [
+        {
+          name: 'benchmarks',
+          kind: 'benchmarks',
+          readings: [
+            h >= 2 && h <= 3 ? benchmark('linea/usd', today - 3 * 24 * HOUR, true, true) : benchmark('linea/usd', today, true, false),
+            benchmark('sonic/usd', today - 24 * HOUR, h >= 3, false),
+          ],
+        },
+      ],
+    }));
+    const live = await runSmall(db, rules, steps);
+    expect(transitions(live)).toEqual([
+      'bench sonic/usd firing +60m',
+      'bench linea/usd firing +120m',
+      'bench sonic/usd resolved +180m',
+      'bench linea/usd resolved +240m',
+    ]);
+    expect(backtestTransitions(db, rules, at(5))).toEqual(transitions(live).sort());
+  });
+
+  it('migrating a database keeps its history, each row stamped as seen at its own time', () => {
+    const db = tempDb();
+    // A database as lookout left it before schema version 4.
+    const old = new Database(db);
+    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    for (const m of migrations.filter((m) => m.version < 4)) {
+      old.exec(m.up);
+      old.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(m.version, m.name);
+    }
+    old.prepare(`INSERT INTO reading_labelsets (hash, labels) VALUES ('h', '{}')`).run();
+    old.prepare(`INSERT INTO reading_history (kind, entity, at, fields, labelset, poll) VALUES ('market', 'm1', 1000, '{"utilization":0.5}', 'h', 'markets')`).run();
+    old.close();
+    const store = openStore(db);
+    try {
+      expect([...store.readings.iterateHistory(0, 5000, { by: 'seen' })]).toEqual([
+        { kind: 'market', entity: 'm1', at: 1000, labels: {}, fields: { utilization: 0.5 }, poll: 'markets', seen_at: 1000 },
+      ]);
+      // A later revision of the same time is kept beside it; history as of before it still gives the first.
+      store.readings.savePoll('markets', [{ kind: 'market', entity: 'm1', at: 1000, labels: {}, fields: { utilization: 0.7 } }], 2000);
+      expect(store.readings.historyAt('market', 'm1', 1000)?.fields.utilization).toBe(0.7);
+      expect(store.readings.historyAt('market', 'm1', 1000, 1999)?.fields.utilization).toBe(0.5);
+      expect(store.readings.historyRange('market', 'm1', 0, 5000).map((r) => r.fields.utilization)).toEqual([0.7]);
+      expect(store.readings.historyRange('market', 'm1', 0, 5000, 1500).map((r) => r.fields.utilization)).toEqual([0.5]);
+    } finally {
+      store.close();
+    }
   });
 });

@@ -143,7 +143,7 @@ describe('iterateHistory', () => {
   it('bounds the time range inclusively and filters kinds', () => {
     const seen = [...store.readings.iterateHistory(1000, 3000, { kinds: ['market', 'position'], pageSize: 2 })];
     expect(seen.map((r) => `${r.at} ${r.entity}`)).toEqual(['1000 m1', '1000 m2', '2000 p1', '3000 m1', '3000 m2']);
-    expect(seen[0]).toEqual({ ...market('m1', 1000), poll: 'markets' });
+    expect(seen[0]).toEqual({ ...market('m1', 1000), poll: 'markets', seen_at: 9000 });
     expect([...store.readings.iterateHistory(3001, 4999)]).toEqual([]);
     expect([...store.readings.iterateHistory(0, 9999, { kinds: [] })]).toEqual([]);
   });

@@ -43,7 +43,7 @@ export function formatBacktest(report: BacktestReport, opts: { json?: boolean } 
   const lines: string[] = [];
   const how = report.grouping.length === 0 ? 'nothing to replay' : `runs rebuilt from ${report.grouping.join(' and ')}`;
   lines.push(`backtest ${time(report.from)} → ${time(report.to)} UTC: ${report.runs} poll runs, ${report.readings} readings (${how})`);
-  if (report.unassigned > 0) lines.push(`note: ${report.unassigned} readings after the last recorded run of their poll were not replayed`);
+  if (report.unassigned > 0) lines.push(`note: ${report.unassigned} readings stored too long after their poll run finished were not replayed`);
   const set = report.changed ? Object.entries(report.changed.set).map(([k, v]) => `${k}=${String(v)}`).join(', ') : '';
   lines.push('');
   lines.push(report.changed ? '== current rules ==' : '== episodes ==');

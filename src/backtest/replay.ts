@@ -1,16 +1,17 @@
 /**
  * Replays stored history through a fresh engine whose alert state lives in its own in-memory store.
  *
- * How poll runs are rebuilt: history keeps one row per distinct (kind, entity, at) and the poll that stored it;
- * `poll_runs` keeps each run's time, outcome and row count. Each recorded run of a poll becomes one applyPoll at
- * its finish time, holding the history rows of that poll with `at` in (previous run, this run]. A reading the
- * service returned unchanged (same `at`) is not stored twice, so when a run stored fewer new rows than it
- * returned, the entity's last reading is carried forward (as the service sent it again); when it stored as many
- * as it returned, the run is complete and an entity missing from it is missing as it was live — absence and
- * `absent_for` replay exactly. Failed runs replay as failed polls (no state change; `source_down` counts them).
- * History of a poll without recorded runs in the range is grouped by timestamp, one applyPoll per distinct `at`,
- * and never reads as absence. Timers (`for`, keep_firing_for, flap settling) run exactly when due, after every run
- * of that same instant.
+ * How poll runs are rebuilt: history keeps a row each time a poll returned an entity differently from the last
+ * time it did, stamped with the poll's time (`seen_at`); `poll_runs` keeps each run's time, outcome and row count.
+ * Each recorded run of a poll becomes one applyPoll at its finish time, holding the history rows that run stored
+ * (the rows of that poll seen at or just after its finish, before its next run). A reading returned unchanged is
+ * not stored twice, so when a run stored fewer rows than it returned, the entity's last reading is carried forward
+ * (as the service sent it again); when it stored as many as it returned, the run is complete and an entity missing
+ * from it is missing as it was live — absence and `absent_for` replay exactly. Rules that look back (apy_jump,
+ * stale_benchmark) see history as it was when the run was stored, never a row stored later. Failed runs replay as
+ * failed polls (no state change; `source_down` counts them). History of a poll without recorded runs in the range
+ * is grouped by the time it was stored, one applyPoll per distinct time, and never reads as absence. Timers (`for`,
+ * keep_firing_for, flap settling) run exactly when due, after every run of that same instant.
  */
 import { AlertEngine, type AlertingSettings, type EngineResult, type SourceDownSettings } from '../alerts/engine.js';
 import { runTimersUntil } from '../alerts/timers.js';
@@ -29,7 +30,7 @@ export interface ReplayResult {
   readings: number;
   /** How runs were rebuilt: from `poll_runs`, from timestamps, or both (different polls). */
   grouping: Array<'poll_runs' | 'timestamps'>;
-  /** History rows after the last recorded run of their poll, not replayed. */
+  /** History rows stored too long after their run finished to be replayed with it. */
   unassigned: number;
 }
 
@@ -71,6 +72,9 @@ const POLL_KIND_OF: Record<ReadingKind, string> = {
 
 const key = (kind: string, entity: string) => `${kind}\u0000${entity}`;
 
+/** How long after its run's finish a row may be stamped: the poll runner stores the rows right after it. */
+const SEEN_SLACK = 1_000;
+
 /** Replays [from, to] of the source store's history; see the module comment for how runs are rebuilt. */
 export function replay(opts: ReplayOptions): ReplayResult {
   const { source, from, to } = opts;
@@ -81,6 +85,25 @@ export function replay(opts: ReplayOptions): ReplayResult {
     )
     .all(from, to);
   const runPolls = new Set(runs.map((r) => r.poll));
+  const runsOf = new Map<string, number[]>();
+  runs.forEach((r, i) => runsOf.set(r.poll, [...(runsOf.get(r.poll) ?? []), i]));
+  /** The index of the run of `poll` that stored a row seen at `seen`: its last run finished by then. */
+  const runOf = (poll: string, seen: number): number | undefined => {
+    const list = runsOf.get(poll) ?? [];
+    let lo = 0;
+    let hi = list.length - 1;
+    let found: number | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (runs[list[mid]!]!.finished_at <= seen) {
+        found = list[mid];
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  };
+  /** History as it was when the run being applied was stored. */
+  let asOf = from;
 
   const state = openStore(':memory:');
   const failures = new Map<string, number>();
@@ -95,8 +118,8 @@ export function replay(opts: ReplayOptions): ReplayResult {
     log: opts.log ?? silentLogger,
     sources: {
       history: {
-        at: (k, e, t) => source.readings.historyAt(k, e, t),
-        range: (k, e, f, t) => source.readings.historyRange(k, e, f, t),
+        at: (k, e, t) => source.readings.historyAt(k, e, t, asOf),
+        range: (k, e, f, t) => source.readings.historyRange(k, e, f, t, asOf),
       },
       lastSeenBy: (poll) => [...seenBy.values()].filter((s) => s.poll === poll),
       consecutiveFailures: (poll) => failures.get(poll) ?? 0,
@@ -111,7 +134,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
     }
   };
 
-  const pending = new Map<string, Reading[]>();
+  const pending = new Map<number, { readings: Reading[]; seen: number }>();
   const carry = new Map<string, Map<string, Reading>>();
   const groups = new Map<string, { at: number; kind: string; readings: Reading[] }>();
   let nextRun = 0;
@@ -133,7 +156,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
     }
   };
 
-  const applyRun = (run: RunRow) => {
+  const applyRun = (run: RunRow, index: number) => {
     const base = { poll: run.poll, kind: run.kind, rejected: [], started_at: run.started_at, finished_at: run.finished_at };
     if (!run.ok) {
       failures.set(run.poll, (failures.get(run.poll) ?? 0) + 1);
@@ -142,8 +165,10 @@ export function replay(opts: ReplayOptions): ReplayResult {
     }
     failures.set(run.poll, 0);
     const fresh = new Map<string, Reading>();
-    for (const r of pending.get(run.poll) ?? []) fresh.set(key(r.kind, r.entity), r);
-    pending.delete(run.poll);
+    const stored = pending.get(index);
+    for (const r of stored?.readings ?? []) fresh.set(key(r.kind, r.entity), r);
+    pending.delete(index);
+    asOf = Math.max(run.finished_at, stored?.seen ?? run.finished_at);
     const carried = carry.get(run.poll) ?? new Map<string, Reading>();
     const complete = fresh.size >= run.rows;
     const batch = complete ? fresh : new Map([...carried, ...fresh]);
@@ -155,42 +180,53 @@ export function replay(opts: ReplayOptions): ReplayResult {
   const applyGroup = (poll: string) => {
     const g = groups.get(poll)!;
     groups.delete(poll);
+    asOf = g.at;
     apply({ poll, kind: g.kind, ok: true, readings: g.readings, rejected: [], started_at: g.at, finished_at: g.at });
   };
 
-  /** Applies every recorded run and timestamp group strictly before `t`, in time order. */
+  /**
+   * Applies, in time order, every recorded run whose rows are all read (the reading position `t` is past its
+   * finish + SEEN_SLACK) and every timestamp group stored before `t`.
+   */
   const advance = (t: number) => {
     for (;;) {
-      const run = nextRun < runs.length && runs[nextRun]!.finished_at < t ? runs[nextRun]! : undefined;
+      const run = nextRun < runs.length ? runs[nextRun]! : undefined;
       let group: string | undefined;
       for (const [poll, g] of groups) if (g.at < t && (group === undefined || g.at < groups.get(group)!.at)) group = poll;
-      if (!run && group === undefined) return;
       if (run && (group === undefined || run.finished_at <= groups.get(group)!.at)) {
-        nextRun++;
-        applyRun(run);
-      } else applyGroup(group!);
+        if (!(run.finished_at + SEEN_SLACK < t)) return;
+        applyRun(run, nextRun++);
+      } else if (group !== undefined) applyGroup(group);
+      else return;
     }
   };
 
   try {
-    for (const r of source.readings.iterateHistory(from, to)) {
-      advance(r.at);
+    for (const r of source.readings.iterateHistory(from, to, { by: 'seen' })) {
+      advance(r.seen_at);
       const reading: Reading = { kind: r.kind, entity: r.entity, at: r.at, labels: r.labels, fields: r.fields };
       if (runPolls.has(r.poll)) {
-        const list = pending.get(r.poll) ?? [];
-        list.push(reading);
-        pending.set(r.poll, list);
+        const i = runOf(r.poll, r.seen_at);
+        // Stored by a run before the range: not part of it.
+        if (i === undefined) continue;
+        if (i < nextRun) {
+          result.unassigned++; // stored more than SEEN_SLACK after its run finished, after the run was replayed
+          continue;
+        }
+        const p = pending.get(i) ?? { readings: [], seen: r.seen_at };
+        p.readings.push(reading);
+        p.seen = Math.max(p.seen, r.seen_at);
+        pending.set(i, p);
       } else {
         const g = groups.get(r.poll);
-        if (g && g.at !== r.at) applyGroup(r.poll);
-        const cur = groups.get(r.poll) ?? { at: r.at, kind: POLL_KIND_OF[r.kind] ?? r.kind, readings: [] };
+        if (g && g.at !== r.seen_at) applyGroup(r.poll);
+        const cur = groups.get(r.poll) ?? { at: r.seen_at, kind: POLL_KIND_OF[r.kind] ?? r.kind, readings: [] };
         cur.readings.push(reading);
         groups.set(r.poll, cur);
       }
     }
     advance(Infinity);
     collect(runTimersUntil(engine, to, tx));
-    for (const list of pending.values()) result.unassigned += list.length;
     if (runs.length > 0) result.grouping.push('poll_runs');
     if (result.runs > runs.length) result.grouping.push('timestamps');
     opts.onProgress?.(total, total);

@@ -45,7 +45,7 @@ export interface BacktestReport {
   runs: number;
   readings: number;
   grouping: Array<'poll_runs' | 'timestamps'>;
-  /** History rows after the last recorded run of their poll (not replayed). */
+  /** History rows stored too long after their poll run finished to be replayed with it. */
   unassigned: number;
   repeat_interval_ms: number;
   current: BacktestRun;

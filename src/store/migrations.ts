@@ -10,6 +10,7 @@ import { baseMigration } from './base-migration.js';
 import { StoreError } from './errors.js';
 import { alertsMigration } from '../alerts/migration.js';
 import { notifyMigration } from '../notify/migration.js';
+import { revisionsMigration } from './revisions-migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -25,6 +26,7 @@ export const migrations: readonly Migration[] = [
   baseMigration, // 1: meta, readings (latest + history), poll runs
   alertsMigration, // 2: alerts, alert_events (src/alerts/migration.ts)
   notifyMigration, // 3: outbox, groups, messages, silences (src/notify/migration.ts)
+  revisionsMigration, // 4: reading_history keeps every revision a poll saw, with seen_at
 ];
 
 /** One row of `schema_migrations`. */

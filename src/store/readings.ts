@@ -1,7 +1,10 @@
 /**
- * Readings: the newest reading per entity (`latest_readings`) and a history of every distinct
- * (kind, entity, at) for windows and backtests (`reading_history`, labels deduplicated in
- * `reading_labelsets`). Fields are stored as the JSON text of the reading, so big decimal strings
+ * Readings: the newest reading per entity (`latest_readings`) and a history for windows and backtests
+ * (`reading_history`, labels deduplicated in `reading_labelsets`). History keeps a row, stamped with the poll
+ * time (`seen_at`), each time a poll returns an entity differently from how that poll last returned it: a new
+ * time, a changed value under the same time, or an older time again. A reading returned unchanged is not stored
+ * twice. So history answers both "what was the value at t" (by the reading's own time) and "what did each poll
+ * return" (by seen_at, for backtests). Fields are stored as the JSON text of the reading, so big decimal strings
  * come back exactly as they went in.
  */
 import { createHash } from 'node:crypto';
@@ -9,12 +12,12 @@ import type Database from 'better-sqlite3';
 import type { Reading, ReadingKind } from '../model.js';
 import { StoreError } from './errors.js';
 
-/** A reading as replayed from history, with the poll that stored it. */
-export type HistoryReading = Reading & { poll: string };
+/** A reading as replayed from history, with the poll that stored it and when (that poll's time). */
+export type HistoryReading = Reading & { poll: string; seen_at: number };
 
 /** What {@link ReadingsRepo.savePoll} wrote. */
 export interface SavePollResult {
-  /** New history rows (a (kind, entity, at) already stored is not stored again). */
+  /** New history rows (an entity returned exactly as this poll last returned it is not stored again). */
   inserted: number;
   /** Entities whose latest reading was written. */
   latest: number;
@@ -56,15 +59,19 @@ export interface ReadingsRepo {
   entitiesForPoll(poll: string): EntityKey[];
   /** Forgets an entity's latest reading (it vanished); its history stays until pruned. Returns whether a row went. */
   removeLatest(kind: ReadingKind, entity: string): boolean;
-  /** The newest stored reading with at ≤ t, or undefined when history has none that old. */
-  historyAt(kind: ReadingKind, entity: string, t: number): Reading | undefined;
-  /** Stored readings with from ≤ at ≤ to, oldest first. */
-  historyRange(kind: ReadingKind, entity: string, from: number, to: number): Reading[];
   /**
-   * Every history reading with from ≤ at ≤ to in time order (ties by kind, entity), read in pages
-   * so memory stays bounded and the connection is free for other statements between pages.
+   * The newest stored reading with at ≤ t (of several revisions of that time, the last seen), or undefined when
+   * history has none that old. With `asOf`, only rows stored by then count: history as it was at that time.
    */
-  iterateHistory(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number }): IterableIterator<HistoryReading>;
+  historyAt(kind: ReadingKind, entity: string, t: number, asOf?: number): Reading | undefined;
+  /** Stored readings with from ≤ at ≤ to, oldest first, one per time (its last revision seen by `asOf`, default: any). */
+  historyRange(kind: ReadingKind, entity: string, from: number, to: number, asOf?: number): Reading[];
+  /**
+   * Every history row with from ≤ at ≤ to in time order (ties by kind, entity, seen_at, poll), or with
+   * `by: 'seen'` every row with from ≤ seen_at ≤ to in the order polls stored them; read in pages so memory stays
+   * bounded and the connection is free for other statements between pages.
+   */
+  iterateHistory(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; by?: 'at' | 'seen' }): IterableIterator<HistoryReading>;
   /** Deletes history with at < olderThan in batches; returns the rows deleted. */
   prune(olderThan: number, opts?: PruneOptions): number;
   /** Deletes label sets no history row points to (a full scan of history: run it rarely). Returns the rows deleted. */
@@ -81,6 +88,7 @@ interface LatestRow {
 }
 interface HistoryRow extends LatestRow {
   poll: string;
+  seen_at: number;
 }
 
 function labelsetHash(labelsJson: string): string {
@@ -103,7 +111,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
        poll = excluded.poll, updated_at = excluded.updated_at`,
   );
   const insertHistory = db.prepare(
-    `INSERT OR IGNORE INTO reading_history (kind, entity, at, fields, labelset, poll) VALUES (?, ?, ?, ?, ?, ?)`,
+    `INSERT OR IGNORE INTO reading_history (kind, entity, at, seen_at, fields, labelset, poll) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const lastReturned = db.prepare<[string, string], { at: number; labels: string; fields: string; poll: string }>(
+    `SELECT at, labels, fields, poll FROM latest_readings WHERE kind = ? AND entity = ?`,
   );
   const insertLabelset = db.prepare(`INSERT OR IGNORE INTO reading_labelsets (hash, labels) VALUES (?, ?)`);
   const latestCols = `kind, entity, at, labels, fields`;
@@ -120,25 +131,33 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
     `SELECT kind, entity FROM latest_readings WHERE poll = ? ORDER BY kind, entity`,
   );
   const deleteLatest = db.prepare(`DELETE FROM latest_readings WHERE kind = ? AND entity = ?`);
-  const historyCols = `h.kind, h.entity, h.at, h.fields, l.labels, h.poll`;
+  const historyCols = `h.kind, h.entity, h.at, h.fields, l.labels, h.poll, h.seen_at`;
   const historyFrom = `reading_history h LEFT JOIN reading_labelsets l ON l.hash = h.labelset`;
-  const getHistoryAt = db.prepare<[string, string, number], HistoryRow>(
-    `SELECT ${historyCols} FROM ${historyFrom} WHERE h.kind = ? AND h.entity = ? AND h.at <= ? ORDER BY h.at DESC LIMIT 1`,
+  const getHistoryAt = db.prepare<[string, string, number, number], HistoryRow>(
+    `SELECT ${historyCols} FROM ${historyFrom} WHERE h.kind = ? AND h.entity = ? AND h.at <= ? AND h.seen_at <= ?
+     ORDER BY h.at DESC, h.seen_at DESC LIMIT 1`,
   );
-  const getHistoryRange = db.prepare<[string, string, number, number], HistoryRow>(
-    `SELECT ${historyCols} FROM ${historyFrom} WHERE h.kind = ? AND h.entity = ? AND h.at BETWEEN ? AND ? ORDER BY h.at`,
-  );
-  // Keyset paging over the (at, kind, entity) index: each page seeks straight to where the last one ended,
-  // even when thousands of rows share one `at`.
-  // `kinds` is a JSON array or NULL for all kinds, so one statement serves every filter.
-  const historyPage = db.prepare<
-    { to: number; at: number; kind: string; entity: string; kinds: string | null; limit: number },
-    HistoryRow
-  >(
+  const getHistoryRange = db.prepare<{ kind: string; entity: string; from: number; to: number; asOf: number }, HistoryRow>(
     `SELECT ${historyCols} FROM ${historyFrom}
-     WHERE (h.at, h.kind, h.entity) > (@at, @kind, @entity) AND h.at <= @to
-       AND (@kinds IS NULL OR h.kind IN (SELECT value FROM json_each(@kinds)))
-     ORDER BY h.at, h.kind, h.entity LIMIT @limit`,
+     WHERE h.kind = @kind AND h.entity = @entity AND h.at BETWEEN @from AND @to AND h.seen_at <= @asOf
+       AND NOT EXISTS (SELECT 1 FROM reading_history n WHERE n.kind = h.kind AND n.entity = h.entity AND n.at = h.at
+                       AND n.seen_at > h.seen_at AND n.seen_at <= @asOf)
+     ORDER BY h.at, h.seen_at`,
+  );
+  // Keyset paging over the (at, kind, entity) or (seen_at, kind, entity) index (the primary key completes either
+  // order): each page seeks straight to where the last one ended, even when thousands of rows share one time.
+  // `kinds` is a JSON array or NULL for all kinds, so one statement serves every filter.
+  type PageArgs = { to: number; t: number; kind: string; entity: string; t2: number; poll: string; kinds: string | null; limit: number };
+  const kindsFilter = `(@kinds IS NULL OR h.kind IN (SELECT value FROM json_each(@kinds)))`;
+  const historyPageAt = db.prepare<PageArgs, HistoryRow>(
+    `SELECT ${historyCols} FROM ${historyFrom}
+     WHERE (h.at, h.kind, h.entity, h.seen_at, h.poll) > (@t, @kind, @entity, @t2, @poll) AND h.at <= @to AND ${kindsFilter}
+     ORDER BY h.at, h.kind, h.entity, h.seen_at, h.poll LIMIT @limit`,
+  );
+  const historyPageSeen = db.prepare<PageArgs, HistoryRow>(
+    `SELECT ${historyCols} FROM ${historyFrom}
+     WHERE (h.seen_at, h.kind, h.entity, h.at, h.poll) > (@t, @kind, @entity, @t2, @poll) AND h.seen_at <= @to AND ${kindsFilter}
+     ORDER BY h.seen_at, h.kind, h.entity, h.at, h.poll LIMIT @limit`,
   );
   const pruneBatch = db.prepare(
     `DELETE FROM reading_history WHERE (kind, entity, at) IN
@@ -165,8 +184,11 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
       }
       const labels = JSON.stringify(r.labels ?? {});
       const fields = JSON.stringify(r.fields ?? {});
-      const hash = labelsetHash(labels);
-      if (insertHistory.run(r.kind, r.entity, r.at, fields, hash, poll).changes > 0) {
+      // Unchanged since this poll last returned it: nothing new to keep (a backtest carries it forward).
+      const last = lastReturned.get(r.kind, r.entity);
+      const unchanged = last !== undefined && last.poll === poll && last.at === r.at && last.fields === fields && last.labels === labels;
+      const hash = unchanged ? '' : labelsetHash(labels);
+      if (!unchanged && insertHistory.run(r.kind, r.entity, r.at, now, fields, hash, poll).changes > 0) {
         inserted++;
         insertLabelset.run(hash, labels);
       }
@@ -183,18 +205,22 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
   function* iterate(
     from: number,
     to: number,
-    opts: { kinds?: readonly ReadingKind[]; pageSize?: number } = {},
+    opts: { kinds?: readonly ReadingKind[]; pageSize?: number; by?: 'at' | 'seen' } = {},
   ): IterableIterator<HistoryReading> {
     const limit = Math.max(1, opts.pageSize ?? 2000);
     const kinds = opts.kinds ? JSON.stringify(opts.kinds) : null;
-    // Kinds are never empty, so (from, kind, entity) > (from, '', '') for every row at `from`.
-    let cursor = { at: from, kind: '', entity: '' };
+    const bySeen = opts.by === 'seen';
+    const page = bySeen ? historyPageSeen : historyPageAt;
+    // Kinds are never empty, so (from, kind, ...) > (from, '', ...) for every row at `from`.
+    let cursor = { t: from, kind: '', entity: '', t2: Number.MIN_SAFE_INTEGER, poll: '' };
     for (;;) {
-      const rows = historyPage.all({ to, ...cursor, kinds, limit });
-      for (const row of rows) yield { ...toReading(row), poll: row.poll };
+      const rows = page.all({ to, ...cursor, kinds, limit });
+      for (const row of rows) yield { ...toReading(row), poll: row.poll, seen_at: row.seen_at };
       if (rows.length < limit) return;
       const last = rows[rows.length - 1]!;
-      cursor = { at: last.at, kind: last.kind, entity: last.entity };
+      cursor = bySeen
+        ? { t: last.seen_at, kind: last.kind, entity: last.entity, t2: last.at, poll: last.poll }
+        : { t: last.at, kind: last.kind, entity: last.entity, t2: last.seen_at, poll: last.poll };
     }
   }
 
@@ -208,11 +234,12 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
     latestForPoll: (poll) => pollLatest.all(poll).map(toReading),
     entitiesForPoll: (poll) => pollEntities.all(poll),
     removeLatest: (kind, entity) => deleteLatest.run(kind, entity).changes > 0,
-    historyAt: (kind, entity, t) => {
-      const row = getHistoryAt.get(kind, entity, t);
+    historyAt: (kind, entity, t, asOf = Number.MAX_SAFE_INTEGER) => {
+      const row = getHistoryAt.get(kind, entity, t, asOf);
       return row ? toReading(row) : undefined;
     },
-    historyRange: (kind, entity, from, to) => getHistoryRange.all(kind, entity, from, to).map(toReading),
+    historyRange: (kind, entity, from, to, asOf = Number.MAX_SAFE_INTEGER) =>
+      getHistoryRange.all({ kind, entity, from, to, asOf }).map(toReading),
     iterateHistory: iterate,
     prune: (olderThan, opts = {}) => {
       const batch = Math.max(1, opts.batchSize ?? 5000);
