@@ -219,6 +219,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         await client.close();
         // A stop that came in while the old polls wound down wins: it closes what is left.
         if (stopping) return log.info('reload_abandoned', { reason: 'stopping' });
+        const fixed = restartOnly(config, next);
+        if (fixed.length) log.warn('reload_needs_restart', { keys: fixed, note: 'these settings keep their running values until lookout restarts' });
         const removed = config.polls.filter((p) => !next.polls.some((q) => q.name === p.name));
         for (const p of removed) metrics.forgetPoll(p.name);
         config = next;
@@ -252,6 +254,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       return stopped;
     },
   };
+}
+
+/** Settings a reload cannot apply (the store, the listener, the logger are built once); names only, never values. */
+function restartOnly(old: Config, next: Config): string[] {
+  const keys: Array<[string, unknown, unknown]> = [
+    ['storage.path', old.storage.path, next.storage.path],
+    ['server.listen', old.server.listen, next.server.listen],
+    ['server.enabled', old.server.enabled, next.server.enabled],
+    ['server.token', old.server.token, next.server.token],
+    ['log.level', old.log.level, next.log.level],
+  ];
+  return keys.filter(([, a, b]) => a !== b).map(([k]) => k);
 }
 
 function engineSettings(cfg: Config) {
