@@ -99,3 +99,20 @@ it('a change of the config file or of a rule file reloads without a signal, also
   await alertFor('renamed-rule');
   expect(daemon.running).toBe(true);
 }, 45_000);
+
+it('a reload that changes what only a restart can apply says so (keys, never values) and keeps serving as before', async () => {
+  const { file, input, daemon, url } = await setup();
+  const token = `tok-${Date.now()}-secret`;
+  const next = configObject({ ...input, listen: '127.0.0.1:1', logLevel: 'warn' }) as { server: Record<string, unknown> };
+  next.server.token = token;
+  writeAtomic(file, yaml(next));
+  daemon.signal('SIGHUP');
+  const line = await daemon.waitForLog((l) => l.msg === 'reload_needs_restart', 10_000, 'reload_needs_restart');
+  expect(line.level).toBe('warn');
+  expect(line.keys).toEqual(expect.arrayContaining(['server.listen', 'server.token', 'log.level']));
+  await daemon.waitForLog(reloaded, 10_000, 'reloaded');
+  // The old listener, without a token, still answers.
+  expect((await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
+  expect((await fetch(`${url}/api/alerts`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
+  expect(daemon.stderr).not.toContain(token);
+}, 30_000);
