@@ -3,16 +3,32 @@
  * readings. First the regressions the simulated week found (small, hand-made sequences through the real poll
  * runner), then the week itself: simulators on a ManualClock, the real client and poll runner, a real SQLite file.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
-import { buildRows, runBacktest } from '../src/backtest/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { buildRows, runBacktest, runBacktestCommand, type BacktestReport, type BacktestRow } from '../src/backtest/index.js';
 import type { AlertEvent } from '../src/model.js';
 import { migrations, openStore } from '../src/store/index.js';
 import { benchmark, marketReading, position, runSmall, transitions, type SmallStep } from './fixtures/backtest-week/small.js';
-import { alerting, HOUR, MIN, parseRules, sourceDown, T0 } from './fixtures/backtest-week/world.js';
+import {
+  alerting,
+  calmBand,
+  DAY,
+  HOUR,
+  MIN,
+  parseRules,
+  rawRules,
+  runLive,
+  sourceDown,
+  startWeek,
+  T0,
+  tickAtOrAfter,
+  type LiveRun,
+  type Week,
+} from './fixtures/backtest-week/world.js';
 
 const dirs: string[] = [];
 const tempDb = () => {
@@ -40,9 +56,6 @@ function backtestTransitions(dbPath: string, rules: ReturnType<typeof parseRules
     store.close();
   }
 }
-
-const episodes = (events: AlertEvent[], to: number) =>
-  buildRows(events, to, 4 * HOUR).map((r) => `${r.rule} ${r.entity} +${(r.fired_at - T0) / MIN}m→${r.resolved_at === null ? 'open' : `+${(r.resolved_at - T0) / MIN}m`}`);
 
 describe('regressions found by the simulated week', () => {
   it('an entity that vanishes from a successful poll resolves after absent_for polls, live as in the backtest', async () => {
@@ -137,5 +150,154 @@ describe('regressions found by the simulated week', () => {
     } finally {
       store.close();
     }
+  });
+});
+
+describe('a week of simulator data: lookout backtest == the daemon live', () => {
+  let week: Week;
+  let raw: Record<string, unknown>[];
+  let live: LiveRun;
+  let liveRows: BacktestRow[];
+  let report: BacktestReport;
+  // The util poll fails 4 times in a row during a spike (72h15m–73h): source_down fires, and no alert moves.
+  const FAULT_STEP = (72 * HOUR + 15 * MIN) / (15 * MIN);
+
+  beforeAll(async () => {
+    week = await startWeek();
+    raw = rawRules(calmBand(week));
+    live = await runLive(week, {
+      rules: parseRules(raw),
+      duration: 7 * DAY,
+      beforeStep: (i) => {
+        if (i === FAULT_STEP) week.sims.get('util')!.faults.add({ path: '/yields/graphql', status: 500, times: 4 });
+      },
+    });
+    liveRows = buildRows(live.events, live.end, 4 * HOUR);
+    const store = openStore(week.dbPath, { readonly: true });
+    try {
+      report = runBacktest({ store, rules: parseRules(raw), alerting, sourceDown, from: T0, to: live.end });
+    } finally {
+      store.close();
+    }
+  }, 180_000);
+  afterAll(async () => {
+    await week?.close();
+  });
+
+  const key = (r: BacktestRow) => `${r.rule} ${r.entity}`;
+  /** Episodes paired in order per (rule, entity). */
+  const pairs = () => {
+    const byKey = (rows: BacktestRow[]) => {
+      const m = new Map<string, BacktestRow[]>();
+      for (const r of rows) m.set(key(r), [...(m.get(key(r)) ?? []), r]);
+      return m;
+    };
+    const l = byKey(liveRows);
+    const b = byKey(report.current.rows);
+    expect([...b.keys()].sort()).toEqual([...l.keys()].sort());
+    return [...l].flatMap(([k, rows]) => {
+      expect(b.get(k)!.length, k).toBe(rows.length);
+      return rows.map((r, i) => ({ live: r, bt: b.get(k)![i]! }));
+    });
+  };
+
+  it('fires and resolves the same episodes; a poll-driven transition at the same time, a timer-driven one at the next daemon tick', () => {
+    let shifted = 0;
+    for (const { live: l, bt } of pairs()) {
+      for (const [lt, bt_] of [
+        [l.fired_at, bt.fired_at],
+        [l.resolved_at, bt.resolved_at],
+      ] as const) {
+        if (lt === bt_) continue;
+        // Documented limit (docs/backtest.md): the daemon moves timers on its tick, the backtest when they are due.
+        expect(bt_, `${key(l)}: only a timer may move it`).not.toBeNull();
+        expect(live.pollTimes.has(bt_!), `${key(l)} at ${bt_}: a poll-driven transition`).toBe(false);
+        expect(lt).toBe(tickAtOrAfter(bt_!));
+        expect(lt! - bt_!).toBeLessThan(alerting.tick);
+        shifted++;
+      }
+    }
+    expect(shifted).toBeGreaterThan(50);
+    expect(report.grouping).toEqual(['poll_runs']);
+    expect(report.unassigned).toBe(0);
+    expect(report.runs).toBe(live.polls);
+  });
+
+  it('exercises every rule kind, hysteresis, flapping, absence, failed polls and source_down', () => {
+    const fired = Object.fromEntries(report.current.summary.map((s) => [s.rule, s.fired]));
+    expect(fired).toMatchObject({ 'util-high': expect.any(Number), 'apy-jump': expect.any(Number) });
+    for (const rule of ['util-high', 'util-crit', 'apy-jump', 'oracle-lag', 'unverified']) expect(fired[rule], rule).toBeGreaterThanOrEqual(20);
+    expect(fired['util-band']).toBeGreaterThanOrEqual(10);
+    expect(fired['bench-stale']).toBeGreaterThanOrEqual(10);
+    expect(fired['source_down']).toBe(1);
+    // `for: 75m` ends on the poll at which every spike is over: never fires, live or replayed.
+    expect(fired['util-long']).toBe(0);
+    // Hysteresis: each util-band episode resolves only below clear_below, and some stayed firing through the band.
+    const band = calmBand(week);
+    const store = openStore(week.dbPath, { readonly: true });
+    try {
+      const util = (t: number) => store.readings.historyAt('market', band.market, t)!.fields.utilization as number;
+      const episodes = report.current.rows.filter((r) => r.rule === 'util-band' && r.resolved_at !== null);
+      for (const r of episodes) expect(util(r.resolved_at!)).toBeLessThan(band.clear_below);
+      const inBand = episodes.filter((r) =>
+        store.readings.historyRange('market', band.market, r.fired_at, r.resolved_at! - 1).some((x) => (x.fields.utilization as number) <= band.threshold),
+      );
+      expect(inBand.length).toBeGreaterThan(0);
+    } finally {
+      store.close();
+    }
+    expect(report.current.summary.find((s) => s.rule === 'util-flappy')!.flapped).toBeGreaterThanOrEqual(1);
+    // Unverified positions vanish after an hour: their alerts resolve on the 3rd poll without them (absent_for 3).
+    const unverified = report.current.rows.filter((r) => r.rule === 'unverified' && r.resolved_at !== null);
+    expect(unverified.length).toBeGreaterThanOrEqual(100);
+    expect(new Set(unverified.map((r) => r.resolved_at! % (4 * HOUR)))).toEqual(new Set([(60 + 45) * MIN]));
+    expect(live.failures).toBe(4);
+    const down = report.current.rows.find((r) => r.rule === 'source_down')!;
+    expect([down.fired_at - T0, down.resolved_at! - T0]).toEqual([72 * HOUR + 45 * MIN, 73 * HOUR + 15 * MIN]);
+  });
+
+  it('--set util-high.threshold=0.97 fires strictly fewer times over the same history', () => {
+    const store = openStore(week.dbPath, { readonly: true });
+    try {
+      const r = runBacktest({ store, rules: parseRules(raw), alerting, sourceDown, from: T0, to: live.end, rule: 'util-high', set: { 'util-high.threshold': '0.97' } });
+      const now = r.current.summary.find((s) => s.rule === 'util-high')!.fired;
+      const changed = r.changed!.summary.find((s) => s.rule === 'util-high')!.fired;
+      expect(r.current.rows).toEqual(report.current.rows.filter((x) => x.rule === 'util-high'));
+      expect(changed).toBeGreaterThan(0);
+      expect(changed).toBeLessThan(now);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('lookout backtest --json on the same database parses and agrees', async () => {
+    const configFile = join(week.dir, 'lookout.yaml');
+    const sim = week.sims.get('util')!;
+    writeFileSync(
+      configFile,
+      stringify({
+        source: { base_url: sim.url, catalog_url: sim.catalogUrl, api_key: 'sim-key' },
+        storage: { path: week.dbPath },
+        polls: week.polls.map((p) => ({ name: p.poll.name, kind: p.poll.kind, cron: '*/15 * * * *' })),
+        rules: { inline: raw },
+      }),
+    );
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runBacktestCommand({
+      configFile,
+      from: new Date(T0).toISOString(),
+      to: new Date(live.end).toISOString(),
+      json: true,
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      isTTY: false,
+    });
+    expect(err).toEqual([]);
+    expect(code).toBe(0);
+    const json = JSON.parse(out.join('\n')) as BacktestReport;
+    expect(json.current.rows).toEqual(report.current.rows);
+    expect(json.current.summary).toEqual(report.current.summary);
+    expect(json.runs).toBe(report.runs);
   });
 });
