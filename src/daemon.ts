@@ -24,6 +24,11 @@ import type { Dispatcher } from 'undici';
 import type { PollRunSummary } from './store/poll-runs.js';
 import type { PollStatus } from './http/types.js';
 
+/** How long a stop waits for polls in flight before it aborts them, ms. */
+const STOP_POLL_GRACE_MS = 3_000;
+/** How long a stop waits for deliveries in flight, ms. */
+const STOP_NOTIFY_GRACE_MS = 3_000;
+
 /** Options of {@link startDaemon}. */
 export interface DaemonOptions {
   config: Config;
@@ -243,9 +248,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       clearInterval(tickTimer);
       clearInterval(pruneTimer);
       // After any reload in flight: it must not start a scheduler on a closed store.
+      // Bounded to fit `docker stop`'s 10 s before its SIGKILL: a poll cut short is not recorded and runs again at start,
+      // a message cut short stays in the outbox and goes out (same dedup key) after the restart.
       stopped = serial(async () => {
-        await scheduler.stop();
-        await notifications.close(5_000);
+        await scheduler.stop({ graceMs: STOP_POLL_GRACE_MS });
+        await notifications.close(STOP_NOTIFY_GRACE_MS);
         await client.close();
         await http?.close();
         store.close();
