@@ -7,14 +7,17 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, freePort, getJson, getText, killAll, listening, sample, tempDirs, until } from './fixtures/daemon/harness.js';
-import { SimHandle, writeConfig } from './fixtures/daemon/world.js';
+import { configObject, SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
 
 const dirs = tempDirs();
 let sim: SimHandle | undefined;
+let slack: SlackRecorder | undefined;
 afterEach(async () => {
   await killAll();
   await sim?.close();
+  await slack?.stop();
   sim = undefined;
+  slack = undefined;
   dirs.cleanup();
 });
 
@@ -93,6 +96,27 @@ describe('lookout run', () => {
     } finally {
       conn.close();
     }
+  }, 40_000);
+
+  it('SIGTERM while the service never answers a poll and Slack never answers a post: exits 0 before `docker stop` would SIGKILL it (10 s)', async () => {
+    sim = await SimHandle.spiking();
+    slack = await new SlackRecorder().start();
+    slack.respond(200, { hang: true });
+    const dir = dirs.make();
+    const input = { sim, db: join(dir, 'lookout.db'), rules: [utilRule('util-high', sim.market(0))], notifiers: { slack: { type: 'slack', webhook_url: slack.url, timeout: '60s' } } };
+    const cfg = configObject(input) as { source: Record<string, unknown> };
+    // Production-like patience: 10 s per request, 3 retries.
+    Object.assign(cfg.source, { timeout: '10s', retries: 3 });
+    const file = writeConfig(join(dir, 'lookout.yaml'), cfg);
+    const { daemon } = await DaemonProcess.start(file);
+    await slack.waitFor('a post in flight', (p) => p.length >= 1, 15_000, () => daemon.diag());
+    const fault = sim.sim.faults.add({ path: '/yields/graphql', delayMs: 60_000, times: 1_000 });
+    await until('a poll in flight', () => (sim!.sim.faults.fired(fault) >= 1 ? true : undefined), 10_000, () => daemon.diag());
+    daemon.signal('SIGTERM');
+    // A deadline, not a measurement: 9 s leaves room under Docker's default grace of 10 s.
+    const exit = await daemon.waitExit(9_000);
+    expect(exit, daemon.diag()).toEqual({ code: 0, signal: null });
+    expect(daemon.logs().at(-1)?.msg).toBe('stopped');
   }, 40_000);
 
   it('refuses an invalid config: exit 1, each problem as file:line:col, nothing listens, no DB created', async () => {
