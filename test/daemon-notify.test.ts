@@ -60,7 +60,7 @@ it('an alert fires and exactly one Slack message arrives for it, with the servic
   await slack.waitFor('the FIRING message', (p) => p.some((x) => x.text.startsWith('FIRING') && x.text.includes(market)), 20_000, () => daemon.diag());
   await daemon.waitForLog((l) => l.msg === 'notify_sent' && l.status === 'firing', 10_000, 'notify_sent');
   // A few more polls and dispatcher rounds: still one message.
-  await daemon.waitForPolls(3, 10_000);
+  await daemon.waitForPolls(2, 10_000);
   expect(slack.posts, slack.summary()).toHaveLength(1);
   const post = slack.posts[0]!;
   expect(post.status).toBe(200);
@@ -87,14 +87,14 @@ it('kill -9 and a restart on the same DB: the alert is still firing, not announc
   const after = await until('the firing alert after the restart', async () => firingOf(await apiAlerts(second.url), 'util-high', market), 10_000, () => second.daemon.diag());
   expect(after).toMatchObject({ fingerprint: before.fingerprint, since: before.since, last_notified: before.last_notified, state: 'firing' });
   // Several polls and dispatcher rounds later: still the one FIRING message.
-  await second.daemon.waitForPolls(4, 15_000);
+  await second.daemon.waitForPolls(3, 15_000);
   expect(slack.about('FIRING', market), slack.summary()).toHaveLength(1);
   expect(second.daemon.count((l) => l.msg === 'notify_sent')).toBe(0);
 
   // The condition clears: the same world, calm.
   await sim.swap({ scenario: 'calm', startedAt: Date.now() });
   await slack.waitFor('the RESOLVED message', (p) => p.some((x) => x.status === 200 && x.text.startsWith('RESOLVED') && x.text.includes(market)), 20_000, () => second.daemon.diag());
-  await second.daemon.waitForPolls(3, 10_000);
+  await second.daemon.waitForPolls(2, 10_000);
   expect(slack.about('RESOLVED', market), slack.summary()).toHaveLength(1);
   expect(slack.about('FIRING', market), slack.summary()).toHaveLength(1);
   const resolved = slack.about('RESOLVED', market)[0]!;
@@ -121,7 +121,7 @@ it('a notification pending through a Slack outage survives kill -9 and is delive
   const second = await DaemonProcess.start(file);
   await slack.waitFor('the delivery after the restart', (p) => p.some((x) => x.status === 200), 20_000, () => second.daemon.diag());
   await second.daemon.waitForLog((l) => l.msg === 'notify_sent', 10_000, 'notify_sent');
-  await second.daemon.waitForPolls(3, 10_000);
+  await second.daemon.waitForPolls(2, 10_000);
   const delivered = slack.delivered();
   expect(delivered, slack.summary()).toHaveLength(1);
   expect(delivered[0]!.key).toBe(key);
