@@ -167,7 +167,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       log.error('tick_failed', { err });
     }
   };
-  let tickTimer = setInterval(tick, config.alerting.tick);
   const prune = () => {
     try {
       const before = clock.now() - config.storage.retention;
@@ -180,27 +179,37 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       log.error('prune_failed', { err });
     }
   };
+  const serve = () =>
+    startHttpServer({
+      listen: config.server.listen,
+      ...(config.server.token ? { token: config.server.token } : {}),
+      metrics,
+      log: log.child({ component: 'http' }),
+      ready: () => (!ready ? { ok: false, reason: 'starting' } : store.writable() ? { ok: true } : { ok: false, reason: 'database is not writable' }),
+      alerts: () => engine.alerts().map(apiAlert),
+      polls: () => store.polls.lastAll().map(apiPoll),
+      silences: {
+        list: () => silences.list({ active: true }),
+        add: (input: unknown) => silences.add(input as never),
+        expire: (id: string) => silences.expire(id),
+      },
+      ...(opts.version ? { version: opts.version } : {}),
+      clock,
+    });
+  let http: Awaited<ReturnType<typeof startHttpServer>> | undefined;
+  try {
+    http = config.server.enabled ? await serve() : undefined;
+  } catch (err) {
+    // The listener could not start (e.g. the port is taken): release what is open, so the process can exit.
+    await notifications.close(0).catch(() => undefined);
+    await client.close().catch(() => undefined);
+    store.close();
+    throw err;
+  }
+  // Timers only once start-up can no longer fail: a live interval would keep a failed process from exiting.
+  let tickTimer = setInterval(tick, config.alerting.tick);
   const pruneTimer = setInterval(prune, 3_600_000);
   pruneTimer.unref();
-
-  const http = config.server.enabled
-    ? await startHttpServer({
-        listen: config.server.listen,
-        ...(config.server.token ? { token: config.server.token } : {}),
-        metrics,
-        log: log.child({ component: 'http' }),
-        ready: () => (!ready ? { ok: false, reason: 'starting' } : store.writable() ? { ok: true } : { ok: false, reason: 'database is not writable' }),
-        alerts: () => engine.alerts().map(apiAlert),
-        polls: () => store.polls.lastAll().map(apiPoll),
-        silences: {
-          list: () => silences.list({ active: true }),
-          add: (input: unknown) => silences.add(input as never),
-          expire: (id: string) => silences.expire(id),
-        },
-        ...(opts.version ? { version: opts.version } : {}),
-        clock,
-      })
-    : undefined;
 
   dispatcher.start();
   prune();
