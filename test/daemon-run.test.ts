@@ -3,6 +3,7 @@
  * cleanly on SIGTERM; an invalid config stops it before anything opens or listens.
  */
 import { existsSync, statSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -118,6 +119,24 @@ describe('lookout run', () => {
     expect(exit, daemon.diag()).toEqual({ code: 0, signal: null });
     expect(daemon.logs().at(-1)?.msg).toBe('stopped');
   }, 40_000);
+
+  it('exits non-zero with one clear line when its port is taken, instead of hanging', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    try {
+      const port = (blocker.address() as net.AddressInfo).port;
+      const dir = dirs.make();
+      const file = writeConfig(join(dir, 'lookout.yaml'), { sim: { url: 'http://127.0.0.1:9', catalogUrl: 'http://127.0.0.1:9' }, db: join(dir, 'lookout.db'), listen: `127.0.0.1:${port}` });
+      const daemon = DaemonProcess.spawn(file);
+      const exit = await daemon.waitExit(15_000);
+      expect(exit.code, daemon.diag()).toBe(2);
+      const plain = daemon.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{'));
+      expect(plain, daemon.diag()).toEqual([expect.stringMatching(new RegExp(`^lookout: .*EADDRINUSE.*${port}`))]);
+      expect(daemon.logs().map((l) => l.msg)).not.toContain('started');
+    } finally {
+      await new Promise((r) => blocker.close(r));
+    }
+  }, 30_000);
 
   it('refuses an invalid config: exit 1, each problem as file:line:col, nothing listens, no DB created', async () => {
     const dir = dirs.make();
