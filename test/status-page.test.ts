@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, formatValue, relativeTime, renderStatusPage, type StatusView } from '../src/http/status-page.js';
+import { escapeHtml, relativeTime, renderStatusPage, type StatusView } from '../src/http/status-page.js';
 import { NOW, alert } from './metrics-fixtures.js';
 import { pollStatus } from './http-fixtures.js';
 
@@ -31,13 +31,12 @@ describe('status page rendering', () => {
   });
 
   it.each([
-    [0.97, '0.97'],
-    [0.123456, '0.1235'],
-    [12_345_678, '1.235e+7'],
-    [0, '0'],
-    [null, '—'],
-  ])('formats %s as %s', (v, text) => {
-    expect(formatValue(v)).toBe(text);
+    ['utilization_above', 0.97, 0.9, '97%', '90%'],
+    ['oracle_lag', 5400, 3960, '1h30m', '1h6m'],
+    ['unverified_position', 25_000, 10_000, '$25,000', '$10,000'],
+  ])('shows a %s alert’s value and threshold in their unit', (kind, value, threshold, v, t) => {
+    const html = renderStatusPage(view({ alerts: [alert('r', 'e', 'firing', { kind, value, threshold })] }));
+    expect(html).toContain(`${v} <span class="muted">vs ${t}</span>`);
   });
 
   it('escapes every untrusted value: labels, annotations, entity, poll errors, silences', () => {

@@ -3,6 +3,7 @@
  * silences. Server-rendered HTML with inline CSS, no script; every value from the data service or
  * a user is escaped (symbols and labels are untrusted).
  */
+import { formatValue as formatEvidence } from '../notify/format.js';
 import { SEVERITIES } from '../model.js';
 import { alertSince, type ApiAlert, type PollStatus, type Readiness, type Silence } from './types.js';
 
@@ -31,13 +32,6 @@ export function relativeTime(ms: number | null | undefined, now: number): string
   return d >= 0 ? `${text} ago` : `in ${text}`;
 }
 
-/** A number in at most 4 significant digits, or — for null. */
-export function formatValue(v: number | null | undefined): string {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
-  if (v !== 0 && (Math.abs(v) >= 1e6 || Math.abs(v) < 1e-3)) return v.toExponential(3);
-  return String(Number(v.toPrecision(4)));
-}
-
 const time = (ms: number | null | undefined, now: number) =>
   typeof ms === 'number' && Number.isFinite(ms)
     ? `<time datetime="${new Date(ms).toISOString()}" title="${new Date(ms).toISOString()}">${escapeHtml(relativeTime(ms, now))}</time>`
@@ -61,7 +55,7 @@ function alertRows(alerts: readonly ApiAlert[], now: number): string {
 <td class="rule">${escapeHtml(a.rule)}${summary ? `<div class="muted">${escapeHtml(summary)}</div>` : ''}</td>
 <td class="mono">${escapeHtml(a.entity)}</td>
 <td class="labels">${labelChips(a.labels, a.entity)}</td>
-<td class="num">${escapeHtml(formatValue(a.value))}${a.threshold !== null ? ` <span class="muted">vs ${escapeHtml(formatValue(a.threshold))}</span>` : ''}</td>
+<td class="num">${escapeHtml(formatEvidence(a.kind, a.value))}${a.threshold !== null ? ` <span class="muted">vs ${escapeHtml(formatEvidence(a.kind, a.threshold))}</span>` : ''}</td>
 <td>${time(alertSince(a), now)}</td>
 <td>${time(a.last_notified !== undefined ? a.last_notified : a.last_notified_at, now)}</td>
 </tr>`;
