@@ -58,7 +58,8 @@ source:
   catalog_url: ${q(i.catalogUrl)}
   api_key: ${q(i.apiKey)}
   timeout: 60s
-  retries: 0
+  retries: 2
+  backoff: 100ms
 storage:
   path: ${q(i.dbPath)}
 server:

@@ -7,7 +7,7 @@ import type { Reading } from '../model.js';
 import { createDataServiceClient, type DataServiceClient } from '../source/client.js';
 import { runPoll } from '../source/polls/registry.js';
 import type { PollConfigOf } from '../source/polls/schemas.js';
-import { startChildSimulator, sourceConfigFor, type ChildSimulator } from './sim.js';
+import { bareAgent, startChildSimulator, sourceConfigFor, type ChildSimulator } from './sim.js';
 import type { Reps, Row } from './stats.js';
 
 /** World size of SPEC §8. */
@@ -35,7 +35,10 @@ export const benchmarksPoll: PollConfigOf<'benchmarks'> = {
 
 /** The shared state of one bench run. */
 export class BenchContext {
+  /** Repetitions of a benchmark whose run takes milliseconds to about a second. */
   readonly reps: Reps;
+  /** Repetitions of a benchmark whose run takes seconds (a poll of 10,000 markets through SQLite). */
+  readonly heavyReps: Reps;
   readonly quick: boolean;
   /** A scratch directory, removed at the end. */
   readonly dir: string;
@@ -48,6 +51,7 @@ export class BenchContext {
   constructor(opts: { quick: boolean; emit: (row: Row) => void; note: (text: string) => void }) {
     this.quick = opts.quick;
     this.reps = opts.quick ? { warmup: 1, runs: 3 } : { warmup: 2, runs: 9 };
+    this.heavyReps = opts.quick ? { warmup: 1, runs: 3 } : { warmup: 1, runs: 5 };
     this.dir = mkdtempSync(join(tmpdir(), 'lookout-bench-'));
     this.emitRow = opts.emit;
     this.emitNote = opts.note;
@@ -93,6 +97,7 @@ export class BenchContext {
   /** Stops the simulator and removes the scratch directory. */
   async close(): Promise<void> {
     await this.client?.close();
+    await bareAgent.close();
     if (this.sim) await (await this.sim).stop();
     rmSync(this.dir, { recursive: true, force: true });
   }

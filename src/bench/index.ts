@@ -13,11 +13,12 @@ import { clientBenches } from './client.js';
 import { storeBenches } from './store.js';
 import { ruleBenches } from './rules.js';
 import { metricsBenches } from './metrics.js';
+import { e2eBenches } from './e2e.js';
 import { formatRow, header, type Row } from './stats.js';
 import { parseArgs, select } from './args.js';
 
 /** Every benchmark, in the order they run. */
-export const benches: Bench[] = [...clientBenches, ...storeBenches, ...ruleBenches, ...metricsBenches];
+export const benches: Bench[] = [...clientBenches, ...storeBenches, ...ruleBenches, ...metricsBenches, ...e2eBenches];
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));

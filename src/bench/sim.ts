@@ -2,7 +2,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import type { SourceConfig } from '../source/client.js';
 import { METRICS_QUERY } from '../source/graphql.js';
 
@@ -37,7 +37,7 @@ export async function startChildSimulator(opts: { markets: number; positions: nu
   };
 }
 
-/** The `source:` section pointing at `sim`, with no retries (a failed request fails the bench loudly). */
+/** The `source:` section pointing at `sim`; retries as in production, for a keep-alive socket the server closed while idle. */
 export function sourceConfigFor(sim: ChildSimulator): SourceConfig {
   return {
     base_url: sim.url,
@@ -45,8 +45,8 @@ export function sourceConfigFor(sim: ChildSimulator): SourceConfig {
     graphql_path: '/yields/graphql',
     api_key: sim.apiKey,
     timeout: 60_000,
-    retries: 0,
-    backoff: 500,
+    retries: 2,
+    backoff: 100,
     max_backoff: 1_000,
     concurrency: 4,
     max_pages: 1_000,
@@ -58,9 +58,19 @@ export function metricsBody(limit: number): string {
   return JSON.stringify({ query: METRICS_QUERY, variables: { limit, where: {} } });
 }
 
+/**
+ * The dispatcher of the bare baselines: sockets idle for a second are dropped on this side, so a baseline
+ * request rarely lands on a keep-alive socket the server closed while the subject ran (5 s idle in node:http).
+ */
+export const bareAgent = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
+
 /** Bare baseline: one undici POST of the metrics query, body read as text. */
 export async function bareMetricsText(sim: ChildSimulator, limit: number): Promise<string> {
   const res = await request(new URL('/yields/graphql', sim.url), {
+    dispatcher: bareAgent,
+    // A fresh connection: the subject may block this event loop for seconds, so the 1 s idle timer above
+    // cannot be trusted to fire before a POST (never retried) is written to a socket the server is closing.
+    reset: true,
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': sim.apiKey },
     body: metricsBody(limit),
@@ -80,7 +90,7 @@ export async function barePositions(sim: ChildSimulator): Promise<{ rows: number
     url.searchParams.set('snapshot_mode', 'all');
     url.searchParams.set('limit', '500');
     if (cursor) url.searchParams.set('next_cursor', cursor);
-    const res = await request(url, { headers: { accept: 'application/json', 'x-api-key': sim.apiKey } });
+    const res = await request(url, { dispatcher: bareAgent, headers: { accept: 'application/json', 'x-api-key': sim.apiKey } });
     const body = JSON.parse(await res.body.text()) as { data?: unknown[]; page_info?: { has_more?: boolean; next_cursor?: string | number } };
     pages++;
     rows += body.data?.length ?? 0;

@@ -72,7 +72,7 @@ export interface Row {
 }
 
 const COLUMNS = ['benchmark', 'n', 'median ms', 'spread ms (min–p90–max)', 'runs', 'baseline median ms', 'ratio'] as const;
-const WIDTHS = [24, 22, 10, 26, 5, 19, 7];
+const WIDTHS = [21, 28, 10, 24, 5, 19, 7];
 
 /** Formats ms with a precision that suits its size. */
 export function ms(v: number): string {

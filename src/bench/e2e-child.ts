@@ -1,0 +1,119 @@
+/**
+ * Child-process entry of the end-to-end benchmark: the real daemon (`startDaemon`) against the simulator,
+ * polled on demand, in a process of its own so its RSS is the daemon's and nothing else's.
+ * Input (argv[2], JSON): {@link E2eInput}; output: one IPC message, {@link E2eResult}.
+ */
+import { statSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { request } from 'undici';
+import { startDaemon } from '../daemon.js';
+import { createLogger } from '../log.js';
+import { loadBenchConfig } from './config.js';
+import { bareAgent, metricsBody } from './sim.js';
+import { timePair, type Reps } from './stats.js';
+
+/** What the parent sends. */
+export interface E2eInput {
+  baseUrl: string;
+  catalogUrl: string;
+  apiKey: string;
+  dbPath: string;
+  reps: Reps;
+  markets: number;
+}
+
+/** One `poll` log line of the poll runner. */
+interface PollLine {
+  poll: string;
+  rows: number;
+  duration_ms: number;
+  eval_ms: number;
+  events: number;
+  outcome: string;
+}
+
+/** What the child reports. */
+export interface E2eResult {
+  markets: { subject: number[]; baseline: number[] };
+  positions: { subject: number[]; rows: number };
+  /** The poll runner's own log lines of the timed markets runs. */
+  lines: PollLine[];
+  /** Longest the event loop was held during the markets runs, and during the positions runs, ms. */
+  loopMaxMs: { markets: number; positions: number };
+  rssMb: number;
+  heapUsedMb: number;
+  history: { rows: number; bytes: number; polls: number; byKind: Record<string, number> };
+  alerts: number;
+}
+
+/** Throws unless `count` runs of `poll` were logged and every one succeeded (a failed run is fast and would flatter the figure); returns the rows of the last. */
+function assertAllOk(all: readonly PollLine[], poll: string, count: number): number {
+  const runs = all.filter((l) => l.poll === poll);
+  const bad = runs.find((l) => l.outcome !== 'ok');
+  if (bad) throw new Error(`a timed ${poll} poll failed: ${JSON.stringify(bad)}`);
+  if (runs.length !== count) throw new Error(`expected ${count} ${poll} runs in the log, saw ${runs.length}`);
+  return runs.at(-1)?.rows ?? 0;
+}
+
+const input = JSON.parse(process.argv[2] ?? '{}') as E2eInput;
+const lines: PollLine[] = [];
+const log = createLogger({
+  level: 'info',
+  write: (line) => {
+    const o = JSON.parse(line) as { msg?: string; level?: string } & PollLine;
+    if (o.msg === 'poll') lines.push(o);
+    else if (o.level === 'error') process.stderr.write(line + '\n');
+  },
+});
+const config = loadBenchConfig({ ...input, rules: 'starter', polls: ['markets', 'positions', 'benchmarks'] });
+const daemon = await startDaemon({ config, log, consoleOut: { write: () => true } });
+try {
+  // The scheduler ran every poll once at start; these wait for those runs.
+  await Promise.all(['markets', 'positions', 'benchmarks'].map((p) => daemon.pollNow(p)));
+  const bare = async () => {
+    const res = await request(new URL(config.source.graphql_path, input.baseUrl), {
+      dispatcher: bareAgent,
+      reset: true,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': input.apiKey },
+      body: metricsBody(input.markets),
+    });
+    return JSON.parse(await res.body.text()) as unknown;
+  };
+  lines.length = 0;
+  // The poll's transaction is synchronous: how long it holds the event loop is how long /metrics and /healthz wait.
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const markets = await timePair({ run: () => daemon.pollNow('markets') }, { run: bare }, input.reps);
+  loop.disable();
+  const marketsLoopMs = loop.max / 1e6;
+  loop.reset();
+  loop.enable();
+  const marketLines = lines.filter((l) => l.poll === 'markets').slice(input.reps.warmup);
+  assertAllOk(lines, 'markets', input.reps.warmup + input.reps.runs);
+  const positions = await timePair({ run: () => daemon.pollNow('positions') }, undefined, { warmup: 0, runs: Math.max(1, Math.ceil(input.reps.runs / 2)) });
+  loop.disable();
+  const rows = assertAllOk(lines, 'positions', positions.subject.length);
+  const mem = process.memoryUsage();
+  const db = daemon.store.db;
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  const byKind = db.prepare<[], { kind: string; n: number }>('SELECT kind, count(*) AS n FROM reading_history GROUP BY kind').all();
+  const history = byKind.reduce((sum, k) => sum + k.n, 0);
+  const polls = (db.prepare("SELECT count(*) AS n FROM poll_runs WHERE poll = 'markets' AND ok = 1").get() as { n: number }).n;
+  const bytes = statSync(daemon.store.path).size;
+  const alerts = daemon.store.db.prepare("SELECT count(*) AS n FROM alerts WHERE state IN ('pending', 'firing')").get() as { n: number } | undefined;
+  const result: E2eResult = {
+    markets,
+    positions: { subject: positions.subject, rows },
+    lines: marketLines,
+    loopMaxMs: { markets: marketsLoopMs, positions: loop.max / 1e6 },
+    rssMb: mem.rss / 1e6,
+    heapUsedMb: mem.heapUsed / 1e6,
+    history: { rows: history, bytes, polls, byKind: Object.fromEntries(byKind.map((k) => [k.kind, k.n])) },
+    alerts: alerts?.n ?? 0,
+  };
+  process.send?.(result);
+} finally {
+  await daemon.stop();
+  await bareAgent.close();
+}
