@@ -26,7 +26,7 @@ async function metricsOverHttp(ctx: BenchContext): Promise<void> {
         },
       },
       { run: async () => JSON.parse(await bareMetricsText(sim, MARKETS)) },
-      ctx.reps,
+      ctx.heavyReps,
     );
     if (rows !== MARKETS) throw new Error(`metrics poll gave ${rows} readings, expected ${MARKETS}`);
     ctx.row({ name: 'client.metrics', n: `${count(rows)} markets`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'undici POST + JSON.parse' });
@@ -47,7 +47,7 @@ async function metricsCpu(ctx: BenchContext): Promise<void> {
       },
     },
     { run: () => JSON.parse(text) },
-    { warmup: ctx.reps.warmup + 1, runs: ctx.reps.runs * 2 },
+    ctx.reps,
   );
   ctx.row({ name: 'client.metrics.parse', n: `${count(MARKETS)} rows, ${(text.length / 1e6).toFixed(1)} MB`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'JSON.parse' });
 }
@@ -66,7 +66,7 @@ async function positionsOverHttp(ctx: BenchContext): Promise<void> {
         },
       },
       { run: async () => (bare = await barePositions(sim)) },
-      ctx.reps,
+      ctx.heavyReps,
     );
     if (rows !== bare.rows) throw new Error(`positions poll gave ${rows} readings, the bare walk ${bare.rows} rows`);
     ctx.row({ name: 'client.positions', n: `${count(rows)} rows, ${bare.pages} pages`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'undici GET pages + JSON.parse' });

@@ -64,7 +64,7 @@ async function save(ctx: BenchContext): Promise<void> {
     const t = await timePair(
       { before: () => (batch = shifted(base, ++k * POLL_INTERVAL_MS)), run: () => store.readings.savePoll('markets', batch, Date.now()) },
       { before: () => (bareBatch = shifted(base, k * POLL_INTERVAL_MS)), run: () => bare.insert(bareBatch) },
-      ctx.reps,
+      ctx.heavyReps,
     );
     ctx.row({ name: 'store.save', n: `${MARKETS.toLocaleString('en-US')} readings`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'one-table JSON insert' });
   } finally {
@@ -108,7 +108,7 @@ async function replay(ctx: BenchContext): Promise<void> {
           for (const r of scan.iterate()) if (JSON.parse(r.reading)) bareRows++;
         },
       },
-      { warmup: 1, runs: ctx.quick ? 3 : 5 },
+      ctx.heavyReps,
     );
     if (rows !== bareRows) throw new Error(`replay read ${rows} rows, the bare scan ${bareRows}`);
     ctx.row({ name: 'store.replay', n: `${rows.toLocaleString('en-US')} history rows`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'one-table scan + JSON.parse' });
