@@ -28,6 +28,7 @@ async function main(): Promise<void> {
   }
   const chosen = select(benches, args.only);
   const notes: string[] = [];
+  const took: string[] = [];
   const write = (s: string) => process.stdout.write(s + '\n');
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   write(`lookout bench — node ${process.version}, ${cpus().length} × ${cpu}, ${args.quick ? 'quick' : 'full'} run, ${new Date().toISOString()}`);
@@ -37,8 +38,10 @@ async function main(): Promise<void> {
   const started = performance.now();
   try {
     for (const b of chosen) {
+      const t0 = performance.now();
       try {
         await b.run(ctx);
+        took.push(`${b.name} ${((performance.now() - t0) / 1000).toFixed(0)} s`);
       } catch (err) {
         process.exitCode = 1;
         notes.push(`${b.name}: FAILED — ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -49,7 +52,7 @@ async function main(): Promise<void> {
   }
   write('');
   for (const n of notes) write(n);
-  write(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  write(`time: ${took.join(', ')}; total ${((performance.now() - started) / 1000).toFixed(0)} s (setup included)`);
 }
 
 await main();
