@@ -42,7 +42,7 @@ export interface E2eResult {
   loopMaxMs: { markets: number; positions: number };
   rssMb: number;
   heapUsedMb: number;
-  history: { rows: number; bytes: number; polls: number; byKind: Record<string, number> };
+  history: { rows: number; bytes: number; polls: number; byKind: Record<string, { rows: number; fieldBytes: number }> };
   alerts: number;
 }
 
@@ -97,7 +97,9 @@ try {
   const mem = process.memoryUsage();
   const db = daemon.store.db;
   db.pragma('wal_checkpoint(TRUNCATE)');
-  const byKind = db.prepare<[], { kind: string; n: number }>('SELECT kind, count(*) AS n FROM reading_history GROUP BY kind').all();
+  const byKind = db
+    .prepare<[], { kind: string; n: number; fieldBytes: number }>('SELECT kind, count(*) AS n, avg(length(fields)) AS fieldBytes FROM reading_history GROUP BY kind')
+    .all();
   const history = byKind.reduce((sum, k) => sum + k.n, 0);
   const polls = (db.prepare("SELECT count(*) AS n FROM poll_runs WHERE poll = 'markets' AND ok = 1").get() as { n: number }).n;
   const bytes = statSync(daemon.store.path).size;
@@ -109,7 +111,7 @@ try {
     loopMaxMs: { markets: marketsLoopMs, positions: loop.max / 1e6 },
     rssMb: mem.rss / 1e6,
     heapUsedMb: mem.heapUsed / 1e6,
-    history: { rows: history, bytes, polls, byKind: Object.fromEntries(byKind.map((k) => [k.kind, k.n])) },
+    history: { rows: history, bytes, polls, byKind: Object.fromEntries(byKind.map((k) => [k.kind, { rows: k.n, fieldBytes: k.fieldBytes }])) },
     alerts: alerts?.n ?? 0,
   };
   process.send?.(result);

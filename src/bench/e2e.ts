@@ -40,7 +40,7 @@ async function e2e(ctx: BenchContext): Promise<void> {
   ctx.note(
     `e2e: daemon process RSS ${r.rssMb.toFixed(0)} MB (heap used ${r.heapUsedMb.toFixed(0)} MB) after ${r.history.polls} markets polls and the positions polls; ` +
       `its DB ${mb(r.history.bytes)} for ${r.history.rows.toLocaleString('en-US')} history rows (${Object.entries(r.history.byKind)
-        .map(([k, n]) => `${k} ${n.toLocaleString('en-US')}`)
+        .map(([k, v]) => `${k} ${v.rows.toLocaleString('en-US')} of ${v.fieldBytes.toFixed(0)} bytes of fields JSON each`)
         .join(', ')}).`,
   );
 }
