@@ -55,4 +55,10 @@ async function main(): Promise<void> {
   write(`time: ${took.join(', ')}; total ${((performance.now() - started) / 1000).toFixed(0)} s (setup included)`);
 }
 
-await main();
+try {
+  await main();
+} catch (err) {
+  // A bad command line or a broken setup: one line, not a stack.
+  process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 2;
+}
