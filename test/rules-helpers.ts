@@ -1,7 +1,9 @@
 /** Shared fixtures for the rule tests: readings, a HistoryView over an array, and rules parsed through the real schema. */
 import type { Reading, ReadingKind } from '../src/model.js';
 import { ruleSchema } from '../src/config/load.js';
-import type { HistoryView, RuleKind, Verdict } from '../src/rules/rule-kind.js';
+import { historyOf, type HistoryView, type RuleKind, type Verdict } from '../src/rules/rule-kind.js';
+
+export { historyOf };
 import type { RuleBase } from '../src/rules/schema.js';
 
 /** 2025-01-15T12:00:00Z, the "now" of most rule tests. */
@@ -49,16 +51,6 @@ export function benchmark(fields: Record<string, unknown> = {}, at = NOW, entity
     at,
     labels: { network, code },
     fields: { network, code, day: Date.UTC(2025, 0, 14), isComplete: true, isStale: false, days: 7, ...fields },
-  };
-}
-
-/** A HistoryView over an array of readings, as the store answers it. */
-export function historyOf(readings: readonly Reading[]): HistoryView {
-  const sorted = [...readings].sort((a, b) => a.at - b.at);
-  const of = (kind: ReadingKind, entity: string) => sorted.filter((r) => r.kind === kind && r.entity === entity);
-  return {
-    at: (kind, entity, t) => of(kind, entity).filter((r) => r.at <= t).at(-1),
-    range: (kind, entity, from, to) => of(kind, entity).filter((r) => r.at >= from && r.at <= to),
   };
 }
 

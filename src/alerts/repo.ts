@@ -47,31 +47,14 @@ export interface AlertRepo {
   saveTracked(t: TrackedAlert): void;
 }
 
-interface AlertRow {
-  fingerprint: string;
-  rule: string;
-  kind: string;
-  entity: string;
-  state: AlertState;
+/** An `alerts` row: the {@link Alert} with its booleans as 0/1 and its maps and lists as JSON, plus bookkeeping. */
+type AlertRow = Omit<Alert, 'flapping' | 'labels' | 'annotations' | 'changes'> & {
   flapping: number;
-  severity: Severity;
   labels: string;
   annotations: string;
-  value: number | null;
-  threshold: number | null;
-  previous_value: number | null;
-  peak: number | null;
-  data_at: number | null;
-  block: number | null;
-  pending_since: number | null;
-  firing_since: number | null;
-  resolved_at: number | null;
-  last_eval_at: number;
-  last_notified_at: number | null;
-  absent_polls: number;
   changes: string;
   cleared_at: number | null;
-}
+};
 
 interface EventRow {
   id: number;

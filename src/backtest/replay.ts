@@ -20,6 +20,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type { AlertEvent, PollOutcome, Reading, ReadingKind } from '../model.js';
 import type { RuleBase } from '../rules/schema.js';
 import { openStore, type Store } from '../store/index.js';
+import type { RunRow as StoredRunRow } from '../store/poll-runs.js';
 
 /** What one replay produced. */
 export interface ReplayResult {
@@ -50,16 +51,7 @@ export interface ReplayOptions {
   log?: Logger;
 }
 
-interface RunRow {
-  poll: string;
-  kind: string;
-  started_at: number;
-  finished_at: number;
-  ok: number;
-  error: string | null;
-  error_reason: string | null;
-  rows: number;
-}
+type RunRow = Omit<StoredRunRow, 'id' | 'rejected' | 'rejected_reasons'>;
 
 const POLL_KIND_OF: Record<ReadingKind, string> = {
   market: 'metrics',

@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Alert, AlertEvent, Severity } from '../model.js';
+import { newAlert } from '../alerts/lifecycle.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Routing } from './routing.js';
 
@@ -107,30 +108,15 @@ export class Outbox {
 /** The watchdog alert: always firing, severity from the config. */
 export function watchdogAlert(severity: Severity, now: number): Alert {
   return {
+    ...newAlert({ rule: 'watchdog', kind: 'watchdog', entity: 'lookout', severity }, now),
     fingerprint: WATCHDOG_FINGERPRINT,
-    rule: 'watchdog',
-    kind: 'watchdog',
-    entity: 'lookout',
     state: 'firing',
-    flapping: false,
-    severity,
     labels: { rule: 'watchdog', alertname: 'watchdog', severity },
     annotations: {
       summary: 'lookout is alive: this alert always fires',
       description: 'A dead-man switch: when it stops arriving, lookout (or its path to you) is down.',
     },
-    value: null,
-    threshold: null,
-    previous_value: null,
-    peak: null,
-    data_at: null,
-    block: null,
     pending_since: now,
     firing_since: now,
-    resolved_at: null,
-    last_eval_at: now,
-    last_notified_at: null,
-    absent_polls: 0,
-    changes: [],
   };
 }

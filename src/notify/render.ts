@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { describeAlert } from '../alerts/engine.js';
+import { newAlert } from '../alerts/lifecycle.js';
 import { systemClock } from '../clock.js';
 import { parseDuration } from '../config/duration.js';
 import { loadConfig } from '../config/load.js';
@@ -14,7 +15,7 @@ import { silentLogger } from '../log.js';
 import type { Alert, AlertEvent, Reading, ReadingKind } from '../model.js';
 import { num } from '../rules/coerce.js';
 import { getRuleKind } from '../rules/registry.js';
-import type { HistoryView, Verdict } from '../rules/rule-kind.js';
+import { historyOf, type Verdict } from '../rules/rule-kind.js';
 import type { RuleBase } from '../rules/schema.js';
 import { unitsOfRules, type ValueUnit } from './format.js';
 import { buildMessage, type MessageAlert, type NotificationMessage } from './message.js';
@@ -123,16 +124,6 @@ export function readFixture(file: string, kind: ReadingKind, now: number): Fixtu
   return { reading, history, now: at };
 }
 
-/** A {@link HistoryView} over a list of readings (any order). */
-export function historyOf(readings: readonly Reading[]): HistoryView {
-  const sorted = [...readings].sort((a, b) => a.at - b.at);
-  const of = (kind: ReadingKind, entity: string) => sorted.filter((r) => r.kind === kind && r.entity === entity);
-  return {
-    at: (kind, entity, t) => of(kind, entity).filter((r) => r.at <= t).at(-1),
-    range: (kind, entity, from, to) => of(kind, entity).filter((r) => r.at >= from && r.at <= to),
-  };
-}
-
 /** Judges the fixture's reading with the rule's kind as the engine does (a reading older than `max_reading_age` is a data error). */
 export function judgeFixture(rule: RuleBase, fixture: Fixture, maxReadingAge: number | undefined): Verdict {
   const kind = getRuleKind(rule.kind);
@@ -156,13 +147,9 @@ export function fixtureAlert(rule: RuleBase, fixture: Fixture, verdict: Verdict)
   const judged = verdict.status === 'breach' || verdict.status === 'ok' ? verdict : undefined;
   const value = judged ? finite(judged.value) : verdict.status === 'data_error' ? finite(verdict.value) : null;
   return {
+    ...newAlert({ rule: rule.name, kind: rule.kind, entity: reading.entity, severity: rule.severity }, now),
     fingerprint: 'render',
-    rule: rule.name,
-    kind: rule.kind,
-    entity: reading.entity,
     state: 'firing',
-    flapping: false,
-    severity: rule.severity,
     labels,
     annotations,
     value,
@@ -173,11 +160,6 @@ export function fixtureAlert(rule: RuleBase, fixture: Fixture, verdict: Verdict)
     block: num(reading.fields.block),
     pending_since: now - rule.for,
     firing_since: now,
-    resolved_at: null,
-    last_eval_at: now,
-    last_notified_at: null,
-    absent_polls: 0,
-    changes: [],
   };
 }
 

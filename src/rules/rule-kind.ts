@@ -10,6 +10,16 @@ export interface HistoryView {
   range(kind: ReadingKind, entity: string, from: number, to: number): Reading[];
 }
 
+/** A {@link HistoryView} over a list of readings held in memory (any order): for fixtures and rule unit tests. */
+export function historyOf(readings: readonly Reading[]): HistoryView {
+  const sorted = [...readings].sort((a, b) => a.at - b.at);
+  const of = (kind: ReadingKind, entity: string) => sorted.filter((r) => r.kind === kind && r.entity === entity);
+  return {
+    at: (kind, entity, t) => of(kind, entity).filter((r) => r.at <= t).at(-1),
+    range: (kind, entity, from, to) => of(kind, entity).filter((r) => r.at >= from && r.at <= to),
+  };
+}
+
 /** What a rule kind is given to judge one reading. */
 export interface EvalInput<R extends RuleBase = RuleBase> {
   rule: R;

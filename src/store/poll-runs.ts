@@ -60,7 +60,8 @@ export interface PollRunsRepo {
   forget(poll: string): number;
 }
 
-interface RunRow {
+/** A `poll_runs` row as stored. */
+export interface RunRow {
   id: number;
   poll: string;
   kind: string;
