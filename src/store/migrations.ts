@@ -11,6 +11,7 @@ import { StoreError } from './errors.js';
 import { alertsMigration } from '../alerts/migration.js';
 import { notifyMigration } from '../notify/migration.js';
 import { revisionsMigration } from './revisions-migration.js';
+import { historyRowidMigration } from './history-rowid-migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -27,6 +28,7 @@ export const migrations: readonly Migration[] = [
   alertsMigration, // 2: alerts, alert_events (src/alerts/migration.ts)
   notifyMigration, // 3: outbox, groups, messages, silences (src/notify/migration.ts)
   revisionsMigration, // 4: reading_history keeps every revision a poll saw, with seen_at
+  historyRowidMigration, // 5: readings (history, latest) as rowid tables (a market row fits on its page)
 ];
 
 /** One row of `schema_migrations`. */
