@@ -8,11 +8,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { binary } from './metrics-fixtures.js';
+import { tool } from './tools.js';
 import { simulatedReadings } from './metrics-simulated.js';
 import { startFakeDaemon, type FakeDaemon } from './http-fixtures.js';
 
-const prometheusBin = binary('/usr/bin/prometheus');
+const prometheus = tool('prometheus', 'prometheus', { probe: true });
 const TOKEN = 'e2e-scrape-token';
 
 function freePort(): Promise<number> {
@@ -46,7 +46,7 @@ interface QueryResult {
   data: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] };
 }
 
-describe.skipIf(!prometheusBin)('Prometheus scrapes lookout (needs /usr/bin/prometheus, Debian package prometheus; CI installs it)', () => {
+describe.skipIf(prometheus.skip)(`Prometheus scrapes lookout (${prometheus.needs})`, () => {
   let daemon: FakeDaemon;
   let prom: ChildProcess | undefined;
   let promUrl: string;
@@ -74,7 +74,7 @@ describe.skipIf(!prometheusBin)('Prometheus scrapes lookout (needs /usr/bin/prom
         `    static_configs:\n      - targets: ['${target}']\n`,
     );
     prom = spawn(
-      prometheusBin!,
+      prometheus.require(),
       [
         `--config.file=${path.join(dir, 'prometheus.yml')}`,
         `--storage.tsdb.path=${path.join(dir, 'data')}`,

@@ -1,6 +1,4 @@
 /** Readings, alerts and scrape parsing shared by the metrics, HTTP and Prometheus tests. */
-import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import type { Alert, PollOutcome, Reading } from '../src/model.js';
 
 /** Fixed "now" of the fixtures: 2025-01-15T12:00:00Z. */
@@ -163,9 +161,3 @@ export function families(text: string): Map<string, string> {
   return out;
 }
 
-/** Path of a binary if it is installed and runs, else undefined. */
-export function binary(path: string): string | undefined {
-  if (!fs.existsSync(path)) return undefined;
-  const r = spawnSync(path, ['--version'], { timeout: 20_000, encoding: 'utf8' });
-  return r.status === 0 ? path : undefined;
-}

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Metrics } from '../src/metrics/index.js';
-import { binary, samples } from './metrics-fixtures.js';
+import { samples } from './metrics-fixtures.js';
 import { fedMetrics, type SimulatedPolls } from './metrics-simulated.js';
+import { tool } from './tools.js';
 
-const promtool = binary('/usr/bin/promtool');
-const NEEDS = 'needs /usr/bin/promtool (Debian package prometheus; CI installs it)';
+const promtool = tool('promtool', 'prometheus', { probe: true });
+const NEEDS = promtool.needs;
 let polls: SimulatedPolls;
 let metrics: Metrics;
 
@@ -14,7 +15,7 @@ beforeAll(async () => {
 });
 
 function run(args: string[], input?: string) {
-  const r = spawnSync(promtool!, args, { input, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(promtool.require(), args, { input, encoding: 'utf8', timeout: 30_000 });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -30,7 +31,7 @@ describe('a scrape of simulator data', () => {
     expect(samples(text, 'lookout_benchmark_apy_ratio').length).toBeGreaterThan(0);
   });
 
-  it.skipIf(!promtool)(`passes promtool check metrics (${NEEDS})`, async () => {
+  it.skipIf(promtool.skip)(`passes promtool check metrics (${NEEDS})`, async () => {
     const r = run(['check', 'metrics'], await metrics.scrape());
     expect(r.output).toBe('');
     expect(r.status).toBe(0);
@@ -38,19 +39,19 @@ describe('a scrape of simulator data', () => {
 });
 
 describe('the shipped Prometheus files', () => {
-  it.skipIf(!promtool)(`promtool check rules passes on prometheus/lookout-rules.yml (${NEEDS})`, () => {
+  it.skipIf(promtool.skip)(`promtool check rules passes on prometheus/lookout-rules.yml (${NEEDS})`, () => {
     const r = run(['check', 'rules', 'prometheus/lookout-rules.yml']);
     expect(r.output).toMatch(/SUCCESS: \d+ rules found/);
     expect(r.status).toBe(0);
   });
 
-  it.skipIf(!promtool)(`the alerting rules pass their unit tests (${NEEDS})`, () => {
+  it.skipIf(promtool.skip)(`the alerting rules pass their unit tests (${NEEDS})`, () => {
     const r = run(['test', 'rules', 'prometheus/lookout-rules.test.yml']);
     expect(r.output).toContain('SUCCESS');
     expect(r.status).toBe(0);
   });
 
-  it.skipIf(!promtool)(`promtool check config passes on the example scrape config (${NEEDS})`, () => {
+  it.skipIf(promtool.skip)(`promtool check config passes on the example scrape config (${NEEDS})`, () => {
     const r = run(['check', 'config', 'prometheus/prometheus.example.yml']);
     expect(r.status, r.output).toBe(0);
   });

@@ -1,6 +1,6 @@
-/** The alertmanager notifier against the real prometheus-alertmanager binary on loopback (skipped when it is not installed). */
+/** The alertmanager notifier against the real prometheus-alertmanager binary on loopback (skipped when it is not installed, outside CI). */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,9 +8,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { createNotifications } from '../src/notify/index.js';
 import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
+import { tool } from './tools.js';
 
-const BIN = '/usr/bin/prometheus-alertmanager';
-const present = existsSync(BIN);
+const alertmanager = tool('prometheus-alertmanager', 'prometheus-alertmanager');
 const stores = tempStores();
 let am: ChildProcess | undefined;
 let dir = '';
@@ -28,13 +28,13 @@ async function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  if (!present) return;
+  if (alertmanager.skip) return;
   dir = mkdtempSync(join(tmpdir(), 'lookout-am-'));
   writeFileSync(join(dir, 'am.yml'), 'route:\n  receiver: blackhole\nreceivers:\n  - name: blackhole\n');
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   let log = '';
-  am = spawn(BIN, [`--config.file=${join(dir, 'am.yml')}`, `--storage.path=${dir}`, `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address='], {
+  am = spawn(alertmanager.require(), [`--config.file=${join(dir, 'am.yml')}`, `--storage.path=${dir}`, `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address='], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   am.stderr!.on('data', (c: Buffer) => (log += c.toString()));
@@ -67,7 +67,7 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000
   }
 }
 
-it.skipIf(!present)(`posts firing alerts to a real Alertmanager and ends them on resolve (needs ${BIN})`, async () => {
+it.skipIf(alertmanager.skip)(`posts firing alerts to a real Alertmanager and ends them on resolve (${alertmanager.needs})`, async () => {
   // A minute behind the wall clock: Alertmanager judges endsAt by its own (real) time.
   const clock = new ManualClock(Date.now() - 60_000);
   const store = stores.open();

@@ -7,19 +7,19 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOW, alert } from './metrics-fixtures.js';
 import { pollStatus, startFakeDaemon, type FakeDaemon } from './http-fixtures.js';
+import { tool } from './tools.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const available = fs.existsSync(CHROMIUM);
+const chromiumBin = tool('chromium', 'chromium');
 const EVIL = '<script>window.__pwned = 1</script>';
 const TOKEN = 'browser-test-token';
 
-describe.skipIf(!available)('status page in headless Chromium (needs /usr/bin/chromium, Debian package chromium; CI installs it)', () => {
+describe.skipIf(chromiumBin.skip)(`status page in headless Chromium (${chromiumBin.needs})`, () => {
   let browser: Browser;
   let daemon: FakeDaemon;
 
   beforeAll(async () => {
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: chromiumBin.require(),
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
       timeout: 30_000,
     });
