@@ -3,10 +3,12 @@
  * text escaped; kill -9 and a restart neither forget a firing alert nor announce it again, and a resolve follows
  * once; a notification pending through a Slack outage survives kill -9 and goes out once, under the same dedup key.
  */
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
 import { createdAfter, METRICS_QUERY } from '../src/source/graphql.js';
-import { apiAlerts, DaemonProcess, killAll, tempDirs, until, type ApiAlert } from './fixtures/daemon/harness.js';
+import { apiAlerts, CLI, DaemonProcess, getJson, getText, killAll, ROOT, sample, tempDirs, until, type ApiAlert } from './fixtures/daemon/harness.js';
 import { SimHandle, SlackRecorder, utilRule, writeConfig, type ConfigInput } from './fixtures/daemon/world.js';
 
 const dirs = tempDirs();
@@ -129,3 +131,114 @@ it('a notification pending through a Slack outage survives kill -9 and is delive
   expect(slack.posts.slice(failed).map((p) => [p.status, p.key])).toEqual([[200, key]]);
   expect(firingOf(await apiAlerts(second.url), 'util-high', market)?.last_notified).toEqual(expect.any(String));
 }, 60_000);
+
+/** How a silence on rule `util-high` is added, listed and expired: through the daemon's HTTP API, or the CLI on its DB. */
+interface SilenceWay {
+  add(url: string, file: string): Promise<string>;
+  /** The ids of the silences in force, as this way lists them. */
+  active(url: string, file: string): Promise<string[]>;
+  expire(url: string, file: string, id: string): Promise<void>;
+}
+
+const viaHttp: SilenceWay = {
+  async add(url) {
+    const res = await fetch(`${url}/api/silences`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ matchers: [{ name: 'rule', op: '=', value: 'util-high' }], endsAt: Date.now() + 3_600_000, author: 'ops', comment: 'maintenance' }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    const body = (await res.json()) as { id: string; status: string };
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    expect(body.status).toBe('active');
+    expect(res.headers.get('location')).toBe(`/api/silences/${body.id}`);
+    return body.id;
+  },
+  async active(url) {
+    const list = await getJson<Array<{ id: string; status: string; matchers: unknown }>>(`${url}/api/silences`);
+    for (const s of list) expect(s).toMatchObject({ status: 'active', matchers: [{ name: 'rule', op: '=', value: 'util-high' }] });
+    return list.map((s) => s.id);
+  },
+  async expire(url, _file, id) {
+    const res = await fetch(`${url}/api/silences/${encodeURIComponent(id)}`, { method: 'DELETE', signal: AbortSignal.timeout(5_000) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id, status: 'expired' });
+  },
+};
+
+const lookout = (...args: string[]) => promisify(execFile)(process.execPath, [CLI, ...args], { cwd: ROOT, timeout: 15_000 });
+const viaCli: SilenceWay = {
+  async add(_url, file) {
+    const { stdout } = await lookout('silence', 'add', '-c', file, '--match', 'rule=util-high', '--for', '1h', '--comment', 'maintenance', '--author', 'ops');
+    const id = stdout.trim();
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    return id;
+  },
+  async active(_url, file) {
+    const { stdout } = await lookout('silence', 'list', '-c', file);
+    return stdout
+      .split('\n')
+      .filter((l) => /^\S+\s+active\s+rule=util-high\s/.test(l))
+      .map((l) => l.split(/\s+/)[0]!);
+  },
+  async expire(_url, file, id) {
+    const { stdout } = await lookout('silence', 'expire', id, '-c', file);
+    expect(stdout.trim()).toBe(`expired ${id}`);
+  },
+};
+
+it.each([
+  ['the HTTP API', viaHttp],
+  ['the CLI on the daemon’s DB', viaCli],
+])('a silence added through %s mutes a firing alert of the running daemon, evaluation goes on; expired, the alert is announced once', async (_way, way) => {
+  // Calm first, so the silence is in force before anything can fire: no race with the first flush.
+  sim = await SimHandle.start({ scenario: 'calm' });
+  slack = await new SlackRecorder().start();
+  const dir = dirs.make();
+  const market = sim.market(0);
+  const control = sim.market(1); // also spikes; its rule is not silenced
+  const file = writeConfig(join(dir, 'lookout.yaml'), {
+    sim,
+    db: join(dir, 'lookout.db'),
+    rules: [utilRule('util-high', market), utilRule('util-control', control)],
+    notifiers: { slack: { type: 'slack', webhook_url: slack.url, rate_limit: 10 } },
+    sourceDownAfter: 50,
+  });
+  const { daemon, url } = await DaemonProcess.start(file);
+  const diag = () => `${slack!.summary()}\n${daemon.diag()}`;
+  const silencedCount = async () => sample(await getText(`${url}/metrics`), 'lookout_notifications_total', { notifier: 'slack', outcome: 'silenced' }) ?? 0;
+  await daemon.waitForPolls(1, 10_000);
+  expect((await apiAlerts(url)).filter((a) => a.state === 'firing')).toEqual([]);
+
+  const id = await way.add(url, file);
+  expect(await way.active(url, file)).toEqual([id]);
+  // The daemon serves it too, whichever way it came in.
+  expect(await viaHttp.active(url, file)).toEqual([id]);
+
+  // The spike starts: both rules fire.
+  await sim.swap({ scenario: 'utilization_spike', startedAt: Date.now() - 60_000 });
+  await slack.waitFor('the FIRING message of the unsilenced control alert', (p) => p.some((x) => x.status === 200 && x.text.startsWith('FIRING') && x.text.includes(control)), 20_000, diag);
+  // Evaluation goes on: the silenced alert fires...
+  const firing = await until('the silenced alert firing', async () => firingOf(await apiAlerts(url), 'util-high', market), 10_000, diag);
+  // ...and the dispatcher has flushed its group past group_wait and muted it (counted once, as `silenced`).
+  await until('the muted notification counted', async () => ((await silencedCount()) >= 1 ? true : undefined), 10_000, diag);
+  await daemon.waitForPolls(2, 10_000);
+  expect(slack.about('FIRING', market), slack.summary()).toEqual([]);
+  expect(firingOf(await apiAlerts(url), 'util-high', market)).toMatchObject({ fingerprint: firing.fingerprint, last_notified: null });
+  expect(await silencedCount()).toBe(1);
+  expect(await viaHttp.active(url, file)).toEqual([id]);
+
+  await way.expire(url, file, id);
+  expect(await way.active(url, file)).toEqual([]);
+  expect(await viaHttp.active(url, file)).toEqual([]);
+  await slack.waitFor('the FIRING message once the silence ended', (p) => p.some((x) => x.text.startsWith('FIRING') && x.text.includes(market)), 20_000, diag);
+  await daemon.waitForLog((l) => l.msg === 'notify_sent' && l.status === 'firing', 10_000, 'both notify_sent lines', 2);
+  // Several polls and dispatcher rounds later: exactly one message each, nothing else.
+  await daemon.waitForPolls(3, 15_000);
+  expect(slack.about('FIRING', market), slack.summary()).toHaveLength(1);
+  expect(slack.about('FIRING', control), slack.summary()).toHaveLength(1);
+  expect(slack.posts.map((p) => p.status), slack.summary()).toEqual([200, 200]);
+  expect(slack.about('FIRING', market)[0]!.text).toContain('util-high');
+  expect(firingOf(await apiAlerts(url), 'util-high', market)).toMatchObject({ fingerprint: firing.fingerprint, since: firing.since, last_notified: expect.any(String) });
+  expect(await silencedCount()).toBe(1);
+}, 90_000);

@@ -14,16 +14,33 @@ afterEach(async () => {
   stores.cleanup();
 });
 
-async function setup(opts: { routes?: RouteConfig[]; inhibit?: InhibitConfig[]; rate?: number; delivery?: Partial<NotifyConfig['delivery']> } = {}) {
+async function setup(
+  opts: {
+    routes?: RouteConfig[];
+    inhibit?: InhibitConfig[];
+    rate?: number;
+    maxAlerts?: number;
+    delivery?: Partial<NotifyConfig['delivery']>;
+    /** A second Slack-like notifier named `pager` on its own recorder. */
+    pager?: boolean;
+    /** Rules' own `notify` lists (rule → notifier names). */
+    ruleNotify?: ReadonlyMap<string, readonly string[]>;
+  } = {},
+) {
   const clock = new ManualClock(T0);
   const slack = await new SlackRecorder(clock).start();
   servers.push(slack);
+  const pager = opts.pager ? await new SlackRecorder(clock).start() : undefined;
+  if (pager) servers.push(pager);
   const store = stores.open();
   const firing = new Map<string, Alert>();
   const notified = new Map<string, number>();
   const results: Array<[string, NotifyOutcome]> = [];
   const config: NotifyConfig = {
-    notifiers: { slack: notifier({ type: 'slack', webhook_url: slack.url, rate_limit: opts.rate ?? 1, max_alerts: 20 }) },
+    notifiers: {
+      slack: notifier({ type: 'slack', webhook_url: slack.url, rate_limit: opts.rate ?? 1, max_alerts: opts.maxAlerts ?? 20 }),
+      ...(pager ? { pager: notifier({ type: 'slack', webhook_url: pager.url, rate_limit: opts.rate ?? 1 }) } : {}),
+    },
     routes: opts.routes ?? [route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '10s', group_interval: '1m', repeat_interval: '4h' })],
     inhibit: opts.inhibit,
     delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000, ...opts.delivery },
@@ -34,6 +51,7 @@ async function setup(opts: { routes?: RouteConfig[]; inhibit?: InhibitConfig[]; 
     config,
     clock,
     random: () => 0.5,
+    ...(opts.ruleNotify ? { ruleNotify: opts.ruleNotify } : {}),
     alerts: { firing: () => [...firing.values()], markNotified: (fp, at) => notified.set(fp, at) },
     onResult: (name, outcome) => results.push([name, outcome]),
   });
@@ -54,7 +72,7 @@ async function setup(opts: { routes?: RouteConfig[]; inhibit?: InhibitConfig[]; 
       await n.dispatcher.runDue();
     }
   };
-  return { clock, slack, store, n, apply, advance, results, notified, firing };
+  return { clock, slack, pager, store, n, apply, advance, results, notified, firing };
 }
 
 const count = (results: Array<[string, NotifyOutcome]>, o: NotifyOutcome) => results.filter(([, r]) => r === o).length;
@@ -134,18 +152,32 @@ describe('grouping', () => {
     expect(s.slack.posts[1]!.key).not.toBe(s.slack.posts[0]!.key);
   });
 
-  it('routes first match wins and a rule notify list would apply per route', async () => {
+  it('routes first match wins, and a rule’s notify list replaces its route’s notifiers', async () => {
     const s = await setup({
       routes: [
         route({ match: { severity: 'info' }, notify: ['nowhere'], group_wait: '0s' }),
         route({ match_re: { rule: 'ut.*' }, notify: ['slack'], group_wait: '0s', group_by: ['chain'] }),
       ],
+      pager: true,
+      // `ut-own` takes the `ut.*` route (its timing and grouping) but goes to `pager` instead of the route's `slack`.
+      ruleNotify: new Map([['ut-own', ['pager']]]),
     });
-    s.apply([event('firing', alert('util', 'm1', { severity: 'info' }), T0), event('firing', alert('util', 'm2'), T0), event('firing', alert('xyz', 'm3'), T0)]);
+    s.apply([
+      event('firing', alert('util', 'm1', { severity: 'info' }), T0),
+      event('firing', alert('util', 'm2'), T0),
+      event('firing', alert('xyz', 'm3'), T0),
+      event('firing', alert('ut-own', 'm4'), T0),
+    ]);
     await s.advance(1000);
-    expect(s.slack.posts).toHaveLength(1); // info → unknown notifier (skipped); xyz → no route
+    expect(s.slack.posts).toHaveLength(1); // info → unknown notifier (skipped); xyz → no route; ut-own → its own list
     expect(s.slack.posts[0]!.raw).toContain('m2');
     expect(s.slack.posts[0]!.raw).not.toContain('m1');
+    expect(s.slack.posts[0]!.raw).not.toContain('ut-own');
+    expect(s.pager!.posts).toHaveLength(1);
+    expect(s.pager!.posts[0]!.body.text).toMatch(/^FIRING:1 ut-own /);
+    expect(s.pager!.posts[0]!.raw).toContain('market_id=`m4`');
+    expect(s.pager!.posts[0]!.raw).not.toContain('market_id=`m2`');
+    expect(s.notified.get('ut-own/m4')).toBeDefined();
   });
 });
 
@@ -219,6 +251,32 @@ describe('delivery', () => {
     }
     const times = posts.map((p) => p.at).sort((a, b) => a - b);
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('a group longer than one Slack message fits reaches Slack as several posts, every alert in exactly one of them', async () => {
+    // 30 alerts with long summaries, all listed (max_alerts 45): more blocks than Slack's 50 per message allows.
+    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s' })], maxAlerts: 45 });
+    const ids = Array.from({ length: 30 }, (_, i) => `m${i}`);
+    s.apply(ids.map((id) => event('firing', alert('util', id, { annotations: { summary: `${id} ${'x'.repeat(4000)}` } }), T0)));
+    await s.advance(1000);
+    const posts = s.slack.delivered();
+    expect(posts.length, 'one message in several posts').toBeGreaterThan(1);
+    expect(posts).toHaveLength(s.slack.posts.length);
+    // One message (one dedup key, delivered once), split in numbered parts.
+    expect(s.n.dispatcher.deliveries.list()).toHaveLength(1);
+    expect(new Set(posts.map((p) => p.key))).toEqual(new Set([s.n.dispatcher.deliveries.list()[0]!.dedup_key]));
+    posts.forEach((p, i) => {
+      expect(p.raw).toContain(`part ${i + 1}/${posts.length}`);
+      expect(p.body.text).toMatch(/^FIRING:30 util/);
+      expect(p.body.blocks.length).toBeLessThanOrEqual(50);
+      for (const b of p.body.blocks) expect((b.text?.text ?? '').length).toBeLessThanOrEqual(3000);
+    });
+    // Each alert's labels line names its market once: across all posts, every alert exactly once, none left out.
+    const listed = posts.flatMap((p) => [...JSON.stringify(p.body.blocks).matchAll(/market_id=`(m\d+)`/g)].map((m) => m[1]!));
+    expect([...listed].sort()).toEqual([...ids].sort());
+    expect(posts.map((p) => p.raw).join('')).not.toContain('more not shown');
+    expect(count(s.results, 'sent')).toBe(1);
+    for (const id of ids) expect(s.notified.get(`util/${id}`)).toBeDefined();
   });
 });
 
