@@ -40,17 +40,19 @@ afterAll(async () => {
 });
 
 describe('pagination to the end', () => {
+  // What tells rows apart: a position's id, an assets row's position and type, a holding's (wallet, chain, token).
   it.each([
-    ['positions', '/api/v1/positions', () => sim.world.positionsSource(Date.now()).length],
-    ['assets', '/assets', () => sim.world.assetsSource(Date.now()).length],
-    ['holdings', '/holdings', () => sim.world.holdingsSource(Date.now()).length],
-  ] as const)('%s across several pages', async (kind, path, total) => {
+    ['positions', '/api/v1/positions', () => sim.world.positionsSource(Date.now()).length, (r: Record<string, unknown>) => r.id],
+    ['assets', '/assets', () => sim.world.assetsSource(Date.now()).length, (r: Record<string, unknown>) => `${r.position_id}/${r.type}`],
+    ['holdings', '/holdings', () => sim.world.holdingsSource(Date.now()).length, (r: Record<string, unknown>) => `${r.wallet}/${r.chain}/${r.token_address}`],
+  ] as const)('%s across several pages', async (kind, path, total, identity) => {
     const c = client();
     const before = sim.requests.count(path);
     const walk = await c[kind]({ limit: 25 });
     const expected = total();
     expect(expected).toBeGreaterThan(50);
     expect(walk.rows).toHaveLength(expected);
+    expect(new Set(walk.rows.map((r) => identity(r as Record<string, unknown>))).size).toBe(expected);
     expect(walk.pages).toBe(Math.ceil(expected / 25));
     expect(sim.requests.count(path) - before).toBe(walk.pages);
     for (const r of sim.requests.last(walk.pages)) {
@@ -75,8 +77,11 @@ describe('pagination to the end', () => {
   });
 
   it('a 404 from a list is an empty, successful page', async () => {
+    const before = sim.requests.count('/api/v1/positions');
     const walk = await client().positions({ chain: 'no-such-chain' });
     expect(walk).toEqual({ rows: [], pages: 1 });
+    expect(sim.requests.count('/api/v1/positions') - before).toBe(1);
+    expect(sim.requests.last(1)[0]!.status).toBe(404);
   });
 
   it.each([
@@ -132,6 +137,15 @@ describe('GraphQL metrics', () => {
     const err = await failure(client().metrics({ limit: 10 }));
     expect(err).toMatchObject({ code: 'E_SOURCE_HTTP', reason: 'http_400', status: 400 });
     expect(sim.requests.count('/yields/graphql') - before).toBe(1);
+  });
+
+  it('a 404 from the GraphQL endpoint (not a list) is an HTTP failure, not retried', async () => {
+    sim.faults.add({ path: '/yields/graphql', status: 404, times: 5 });
+    const before = sim.requests.count('/yields/graphql', 'POST');
+    const err = await failure(client().metrics({ limit: 10 }));
+    expect(err).toMatchObject({ code: 'E_SOURCE_HTTP', reason: 'http_404', status: 404, retryable: false, endpoint: 'POST /yields/graphql' });
+    expect(err.message).toMatch(/^POST \/yields\/graphql: 404 — nothing matched/);
+    expect(sim.requests.count('/yields/graphql', 'POST') - before).toBe(1);
   });
 });
 

@@ -62,15 +62,16 @@ export class Scheduler {
       this.opts.onSkip?.(name);
       return entry.running;
     }
+    // Cleared in .finally, which runs after the assignment below even when `run` throws synchronously.
     const run = (async () => {
       try {
         await entry.job.run(entry.controller.signal);
       } catch (err) {
         this.opts.log.error('job_failed', { poll: name, err });
-      } finally {
-        entry.running = null;
       }
-    })();
+    })().finally(() => {
+      entry.running = null;
+    });
     entry.running = run;
     return run;
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, loadConfigText } from '../../src/config/load.js';
@@ -9,6 +10,8 @@ import { parseDuration, formatDuration } from '../../src/config/duration.js';
 import { interpolate } from '../../src/config/env.js';
 
 const dir = 'test/config/fixtures';
+const root = join(import.meta.dirname, '..', '..');
+const badDurationLine = "test/config/fixtures/bad-duration.yaml:3:12: timeout: invalid duration '10 seconds': write it like 30s, 5m, 2h or 7d";
 
 function check(file: string, env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];
@@ -33,11 +36,7 @@ describe('lookout check: one fixture per config error, exact message and positio
       'unknown-rule-kind.yaml',
       [expect.stringMatching(/^test\/config\/fixtures\/unknown-rule-kind\.yaml:10:13: unknown rule kind 'utilisation_above' \(known: utilization_above, /)],
     ],
-    [
-      'bad duration',
-      'bad-duration.yaml',
-      ["test/config/fixtures/bad-duration.yaml:3:12: timeout: invalid duration '10 seconds': write it like 30s, 5m, 2h or 7d"],
-    ],
+    ['bad duration', 'bad-duration.yaml', [badDurationLine]],
     [
       'bad cron expression',
       'bad-cron.yaml',
@@ -72,6 +71,19 @@ describe('lookout check: one fixture per config error, exact message and positio
     expect(r.code).toBe(1);
     expect(r.err.slice(0, -1)).toEqual(expected);
     expect(r.err.at(-1)).toMatch(/^\d+ problems? found$/);
+  });
+
+  it('the built CLI, as a child process: `node dist/cli.js check -c` a bad config exits 1 with the file:line:col line on stderr', async () => {
+    expect(existsSync(join(root, 'dist', 'cli.js')), 'run `npm run build` first (npm test does)').toBe(true);
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) =>
+      execFile(process.execPath, ['dist/cli.js', 'check', '-c', join(dir, 'bad-duration.yaml')], { cwd: root, timeout: 20_000 }, (err, stdout, stderr) => {
+        if (err && typeof err.code !== 'number') reject(err); // not started, or killed by the timeout
+        else resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+      }),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n')).toEqual([badDurationLine, '1 problem found', '']);
+    expect(r.stdout).toBe('');
   });
 
   it('a valid config prints a summary and exits 0', () => {
