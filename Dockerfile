@@ -30,7 +30,9 @@ USER node
 VOLUME ["/var/lib/lookout"]
 ENV LOOKOUT_LISTEN=0.0.0.0:9464 LOOKOUT_DB=/var/lib/lookout/lookout.db
 EXPOSE 9464
+# The probe asks /healthz where LOOKOUT_LISTEN says lookout listens (a wildcard host means loopback; 9464 when unset),
+# so overriding LOOKOUT_LISTEN at `docker run` keeps the health check right.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
+  CMD ["node", "-e", "const l=process.env.LOOKOUT_LISTEN||':9464',i=l.lastIndexOf(':'),h=l.slice(0,i);fetch('http://'+(['','0.0.0.0','::','[::]'].includes(h)?'127.0.0.1':h)+':'+l.slice(i+1)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "dist/cli.js"]
 CMD ["run", "-c", "/etc/lookout/config.yaml"]
