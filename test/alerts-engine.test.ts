@@ -3,8 +3,11 @@ import { AlertEngine } from '../src/alerts/engine.js';
 import { fingerprint } from '../src/alerts/lifecycle.js';
 import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
+import type { AlertEvent } from '../src/model.js';
+import { runPoll, type PollStages } from '../src/poll-runner.js';
 import { openStore } from '../src/store/index.js';
 import type { RuleKind } from '../src/rules/rule-kind.js';
+import { pollSchema } from '../src/source/polls/schemas.js';
 import { defaults, drive, engineFor, eventList, HOUR, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
 
 const dirs = tempDirs();
@@ -236,6 +239,91 @@ describe('AlertEngine', () => {
     expect(engine.repo.get(fp)!.last_notified_at).toBe(T0 + 5000);
     expect(engine.repo.list({ state: 'firing', rule: 'util-high' })).toHaveLength(1);
     expect(engine.repo.list({ state: ['resolved'] })).toHaveLength(0);
+    store.close();
+  });
+});
+
+describe('AlertEngine source_down', () => {
+  /**
+   * One poll run a minute (step i at T0 + i·1m) through the daemon's own path: the real poll runner (`runPoll`:
+   * record the run, save readings, engine.applyPoll, in one transaction) over a real store; only the fetch is given.
+   *   fail      the `markets` poll fails (a 503)
+   *   ok        `markets` succeeds with a reading
+   *   empty     `markets` succeeds with nothing (a 404 list: nothing matched)
+   *   rejected  `markets` succeeds, but every row it sent failed validation (rejected, no readings)
+   *   abort     a `markets` run cut short by shutdown: the runner records nothing, so it is not a failure
+   *   other-fail / other-ok  the same for a second poll, `other`
+   */
+  type Step = 'fail' | 'ok' | 'empty' | 'rejected' | 'abort' | 'other-fail' | 'other-ok';
+
+  async function sourceDownRun(steps: Step[], after: number, alerting: Partial<typeof defaults.alerting> = {}): Promise<string[]> {
+    const store = tempStore(dirs);
+    const clock = new ManualClock(T0);
+    const engine = engineFor(store, [util()], { sourceDown: { after, severity: 'warning' }, alerting: { ...defaults.alerting, ...alerting }, clock });
+    const events: AlertEvent[] = [];
+    let step: Step = 'ok';
+    let abort = new AbortController();
+    const stages: PollStages = {
+      clock,
+      log: silentLogger,
+      store,
+      fetch: async (poll, signal, now) => {
+        if (step === 'abort') {
+          abort.abort(new Error('shutting down'));
+          throw signal.reason;
+        }
+        if (step.endsWith('fail')) throw new Error('GET /graphql: 503');
+        if (step === 'rejected') return { readings: [], rejected: [{ reason: 'invalid_field', entity: 'm1', detail: 'utilization: "abc"' }] };
+        return { readings: step === 'empty' ? [] : [market(poll.name === 'markets' ? 'm1' : 'm9', now)], rejected: [] };
+      },
+      evaluate: (o, now) => engine.applyPoll(o, now),
+      enqueue: (evs) => void events.push(...(evs as AlertEvent[])),
+      after: () => {},
+    };
+    try {
+      for (const [i, s] of steps.entries()) {
+        step = s;
+        clock.set(T0 + (i + 1) * MIN);
+        const poll = pollSchema.parse({ name: s.startsWith('other') ? 'other' : 'markets', kind: 'metrics', cron: '* * * * *' });
+        await runPoll(poll, abort.signal, stages);
+        if (abort.signal.aborted) abort = new AbortController(); // the daemon restarts
+      }
+      expect(events.every((e) => e.alert.rule === 'source_down' && e.alert.labels.poll === e.alert.entity)).toBe(true);
+      return events.map((e) => `${e.type} ${e.alert.entity} @${(e.at - T0) / MIN}m`);
+    } finally {
+      store.close();
+    }
+  }
+
+  const steps = (s: string) => s.split(' ') as Step[];
+  const flappy = { flap_threshold: 2, flap_window: 3 * MIN };
+  it.each<[name: string, after: number, steps: string, events: string[], alerting?: Partial<typeof defaults.alerting>]>([
+    ['after: 1 fires on the first failure, resolves on the next success', 1, 'fail ok', ['firing markets @1m', 'resolved markets @2m']],
+    ['after − 1 failures: no event', 3, 'fail fail', []],
+    ['the `after`-th consecutive failure fires', 3, 'fail fail fail', ['firing markets @3m']],
+    ['more failures while firing fire nothing again', 3, 'fail fail fail fail fail fail', ['firing markets @3m']],
+    ['a success between failures resets the count', 3, 'fail fail ok fail fail', []],
+    ['a successful poll that rejected rows is a success: it resets the count', 3, 'fail fail rejected fail fail', []],
+    ['a successful poll that rejected rows is a success: it resolves', 2, 'fail fail rejected', ['firing markets @2m', 'resolved markets @3m']],
+    ['an empty successful poll (nothing matched) resolves', 2, 'fail fail empty', ['firing markets @2m', 'resolved markets @3m']],
+    ['the resolve comes on the first success, once', 2, 'fail fail fail ok ok', ['firing markets @2m', 'resolved markets @4m']],
+    ['after a resolve the count starts again from zero', 2, 'fail fail ok fail fail', ['firing markets @2m', 'resolved markets @3m', 'firing markets @5m']],
+    ['each poll counts its own failures', 2, 'fail other-fail fail other-fail', ['firing markets @3m', 'firing other @4m']],
+    ['another poll’s success neither resets nor resolves', 2, 'fail other-ok fail other-ok', ['firing markets @3m']],
+    ['an aborted run (shutdown) is not a failure and does not reset the count', 3, 'fail abort fail abort abort fail', ['firing markets @6m']],
+    // Settling needs the success to reach a resolved-but-flapping source_down: the engine passes it the ok.
+    ['a flapping source_down settles on a success once flap_window is quiet', 1, 'fail ok fail ok ok ok ok', ['firing markets @1m', 'resolved markets @2m', 'flapping markets @3m', 'settled markets @7m'], flappy],
+  ])('%s', async (_name, after, s, events, alerting) => {
+    expect(await sourceDownRun(steps(s), after, alerting)).toEqual(events);
+  });
+
+  it('source_down carries its severity and the failure count against `after`, and its resolve says the poll answers again', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [], { sourceDown: { after: 2, severity: 'critical' } });
+    const r = [1, 2, 3].map((i) => drive(store, engine, metrics([], T0 + i * MIN, false)));
+    expect(r[1]!.events.map((e) => e.alert)).toMatchObject([{ severity: 'critical', value: 2, threshold: 2, annotations: { summary: 'poll markets failed 2 times in a row' } }]);
+    const back = drive(store, engine, metrics([], T0 + 4 * MIN));
+    expect(back.events.map((e) => e.alert)).toMatchObject([{ state: 'resolved', annotations: { summary: 'poll markets is answering again' } }]);
     store.close();
   });
 });

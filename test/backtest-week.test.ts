@@ -229,6 +229,9 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
     for (const rule of ['util-high', 'util-crit', 'apy-jump', 'oracle-lag', 'unverified']) expect(fired[rule], rule).toBeGreaterThanOrEqual(20);
     expect(fired['util-band']).toBeGreaterThanOrEqual(10);
     expect(fired['bench-stale']).toBeGreaterThanOrEqual(10);
+    // threshold (>= 0.985: market #1 of 21 spikes) and price_deviation (42 deviations, one poll inside each).
+    expect(fired['util-threshold']).toBeGreaterThanOrEqual(20);
+    expect(fired['price-dev']).toBeGreaterThanOrEqual(40);
     expect(fired['source_down']).toBe(1);
     // `for: 75m` ends on the poll at which every spike is over: never fires, live or replayed.
     expect(fired['util-long']).toBe(0);
@@ -254,6 +257,21 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
     expect(live.failures).toBe(4);
     const down = report.current.rows.find((r) => r.rule === 'source_down')!;
     expect([down.fired_at - T0, down.resolved_at! - T0]).toEqual([72 * HOUR + 45 * MIN, 73 * HOUR + 15 * MIN]);
+  });
+
+  it.each([
+    // Only the market that spikes to exactly 0.985: `>=` takes the equal value, the 0.97 and 0.96 spikes stay below.
+    ['util-threshold', 'util', 1],
+    // Only the market the scenario pushes 4% off: the standing bias of every other market stays under 0.3%.
+    ['price-dev', 'price', 0],
+  ] as const)('%s fires live on the market its data breaches, and the backtest replays the same episodes at the same times', (rule, sim, index) => {
+    const mine = (rows: BacktestRow[]) => rows.filter((r) => r.rule === rule).map((r) => ({ entity: r.entity, fired_at: r.fired_at, resolved_at: r.resolved_at }));
+    const liveEpisodes = mine(liveRows);
+    expect(liveEpisodes.length).toBeGreaterThanOrEqual(20);
+    expect(new Set(liveEpisodes.map((r) => r.entity))).toEqual(new Set([week.sims.get(sim)!.world.markets[index]!.marketId]));
+    // Every transition is caused by a poll (no `for`, no keep_firing_for): same times, live and replayed.
+    expect(liveEpisodes.every((r) => live.pollTimes.has(r.fired_at) && r.resolved_at !== null && live.pollTimes.has(r.resolved_at))).toBe(true);
+    expect(mine(report.current.rows)).toEqual(liveEpisodes);
   });
 
   it('--set util-high.threshold=0.97 fires strictly fewer times over the same history', () => {

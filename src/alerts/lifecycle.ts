@@ -254,10 +254,11 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
       const wasFlapping = a.flapping;
       a.flapping = false;
       a.changes = [];
-      if (a.state === 'pending') cancel();
+      if (a.state === 'pending' && !wasFlapping) cancel();
       else if (a.state === 'firing' || wasFlapping) {
-        // A flapping alert already told people it was unstable: they hear that it is over.
-        a.resolved_at = a.state === 'firing' ? now : a.resolved_at;
+        // A flapping alert already told people it was unstable: they hear that it is over, whatever state it is in
+        // (pending or inactive again included: cancelling it would drop it from its group without a word).
+        if (a.state !== 'resolved') a.resolved_at = now;
         a.state = 'resolved';
         clearedAt = null;
         emit('resolved');
