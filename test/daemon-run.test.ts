@@ -9,6 +9,12 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, freePort, getJson, getText, killAll, listening, sample, tempDirs, until } from './fixtures/daemon/harness.js';
 import { configObject, SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
+import { parseScrape } from './metrics-fixtures.js';
+
+/** The per-market families of SPEC §5. */
+const MARKET_FAMILIES = ['utilization_ratio', 'borrow_apy_ratio', 'supply_apy_ratio', 'oracle_lag_seconds', 'oracle_price', 'total_supplied_usd', 'total_borrowed_usd'].map(
+  (m) => `lookout_market_${m}`,
+);
 
 const dirs = tempDirs();
 let sim: SimHandle | undefined;
@@ -120,6 +126,73 @@ describe('lookout run', () => {
     expect(daemon.logs().at(-1)?.msg).toBe('stopped');
   }, 40_000);
 
+  it('/readyz answers 503 "database is not writable" while another connection holds the write lock, and 200 again once it lets go', async () => {
+    sim = await SimHandle.start({ scenario: 'calm' });
+    const dir = dirs.make();
+    const db = join(dir, 'lookout.db');
+    const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db });
+    const { daemon, url } = await DaemonProcess.start(file);
+    await daemon.waitForPolls(1, 15_000);
+    expect(await readyz(url)).toEqual({ status: 200, body: { status: 'ready' } });
+
+    // A second connection to the same file takes the write lock. The daemon's own writes (a poll's transaction) now
+    // wait out their busy timeout, blocking its event loop for seconds: hence the long per-request timeout of `readyz`.
+    const other = new Database(db, { fileMustExist: true, timeout: 10_000 });
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const locked = await until('/readyz to answer 503', async () => {
+        const r = await readyz(url);
+        return r.status === 503 ? r : undefined;
+      }, 30_000, () => daemon.diag(), 200);
+      expect(locked.body).toEqual({ error: 'not_ready', message: 'database is not writable' });
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+
+    await until('/readyz to answer 200 again', async () => ((await readyz(url)).status === 200 ? true : undefined), 30_000, () => daemon.diag(), 200);
+    expect(await readyz(url)).toEqual({ status: 200, body: { status: 'ready' } });
+    // It writes again: polls succeed after the lock is gone.
+    await daemon.waitForPolls(1, 20_000);
+    daemon.signal('SIGTERM');
+    const exit = await daemon.waitExit(15_000);
+    expect(exit, daemon.diag()).toEqual({ code: 0, signal: null });
+    // What failed meanwhile failed on the lock, nothing else.
+    const errors = daemon.logs().filter((l) => l.level === 'error');
+    expect(errors.filter((l) => !/database is locked/.test(JSON.stringify(l))), daemon.diag()).toEqual([]);
+  }, 90_000);
+
+  it('a market that vanishes from the service loses every lookout_market_* series on the next successful poll (no stale series)', async () => {
+    sim = await SimHandle.start({ scenario: 'calm' });
+    const dir = dirs.make();
+    const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db: join(dir, 'lookout.db') });
+    const { daemon, url } = await DaemonProcess.start(file);
+    const kept = sim.market(0);
+    const gone = sim.market(39);
+    const idsOf = (text: string, family: string) => new Set(parseScrape(text).filter((s) => s.name === family).map((s) => s.labels.market_id));
+    const before = await until('both markets on /metrics', async () => {
+      const text = await getText(`${url}/metrics`);
+      return MARKET_FAMILIES.every((f) => idsOf(text, f).has(gone) && idsOf(text, f).has(kept)) ? text : undefined;
+    }, 15_000, () => daemon.diag());
+    for (const f of MARKET_FAMILIES) expect(idsOf(before, f).size, f).toBe(40);
+
+    // The same seed with one market fewer: the same markets, the last one gone.
+    await sim.swap({ markets: 39 });
+    expect(sim.market(0)).toBe(kept);
+    expect(sim.sim.world.markets.map((m) => m.marketId)).not.toContain(gone);
+    // The second successful poll from now started after the swap (runs of a poll never overlap).
+    await daemon.waitForPolls(2, 20_000);
+    const polls = await getJson<Array<{ name: string; ok: boolean; rows: number }>>(`${url}/api/polls`);
+    expect(polls).toEqual([expect.objectContaining({ name: 'markets', ok: true, rows: 39 })]);
+    const after = await getText(`${url}/metrics`);
+    for (const f of MARKET_FAMILIES) {
+      const ids = idsOf(after, f);
+      expect(ids.has(gone), `${f} still has ${gone}`).toBe(false);
+      expect(ids.has(kept), `${f} lost ${kept}`).toBe(true);
+      expect(ids.size, f).toBe(39);
+    }
+  }, 40_000);
+
   it('exits non-zero with one clear line when its port is taken, instead of hanging', async () => {
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
@@ -184,6 +257,12 @@ describe('lookout run', () => {
     expect(existsSync(db)).toBe(false);
   }, 30_000);
 });
+
+/** GET /readyz with its status and JSON body; a long timeout, for a daemon whose event loop waits on a lock. */
+async function readyz(url: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(15_000) });
+  return { status: res.status, body: await res.json() };
+}
 
 function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
