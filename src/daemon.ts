@@ -132,6 +132,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     fetch,
     evaluate: (outcome: PollOutcome, now: number) => engine.applyPoll(outcome, now),
     enqueue: (events: unknown[], now: number) => notifications.outbox.enqueue(events as AlertEvent[], now),
+    storeFailed: (poll: string) => metrics.pollStoreFailed(poll),
     after: (outcome: PollOutcome, seconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }) => {
       metrics.observePoll(outcome, seconds);
       if (outcome.ok) metrics.setReadings(outcome.poll, outcome.readings, clock.now());

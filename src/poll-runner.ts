@@ -17,11 +17,18 @@ export interface PollStages {
   evaluate(outcome: PollOutcome, now: number): { events: unknown[]; durationMs: number; dataErrors: Array<{ rule: string; reason: string }> };
   /** Writes notifications for the events; runs inside the same transaction. */
   enqueue(events: unknown[], now: number): void;
+  /** When the poll's transaction failed (database locked, disk full): count it; nothing of the poll was kept. */
+  storeFailed?(poll: string, err: unknown): void;
   /** After the commit: metrics, waking the dispatcher. */
   after(outcome: PollOutcome, durationSeconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }): void;
 }
 
-/** Runs one poll; never throws for a failed fetch (that is a failed outcome), only for a broken store. */
+/**
+ * Runs one poll; never throws. A failed fetch is a failed outcome. A failed transaction (the database locked past its
+ * busy timeout, a full disk) rolls back everything of the poll — readings, the run, alert changes, notifications — so
+ * it too changes no alert; it is logged, counted through `storeFailed`, and returned as a failed outcome with reason
+ * `store`, and the next run tries again.
+ */
 export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStages): Promise<PollOutcome> {
   const started = s.clock.now();
   const t0 = performance.now();
@@ -50,16 +57,32 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
     return outcome;
   }
   const now = s.clock.now();
-  const result = s.store.transaction(() => {
-    s.store.polls.record(outcome);
-    if (outcome.ok) {
-      s.store.readings.savePoll(poll.name, outcome.readings, now);
-      forgetVanished(s.store, poll.name, outcome);
-    }
-    const r = s.evaluate(outcome, now);
-    s.enqueue(r.events, now);
-    return r;
-  });
+  let result: ReturnType<PollStages['evaluate']>;
+  try {
+    result = s.store.transaction(() => {
+      s.store.polls.record(outcome);
+      if (outcome.ok) {
+        s.store.readings.savePoll(poll.name, outcome.readings, now);
+        forgetVanished(s.store, poll.name, outcome);
+      }
+      const r = s.evaluate(outcome, now);
+      s.enqueue(r.events, now);
+      return r;
+    });
+  } catch (err) {
+    const error = `could not store the poll: ${err instanceof Error ? err.message : String(err)}`;
+    s.storeFailed?.(poll.name, err);
+    s.log.error('poll', {
+      poll: poll.name,
+      kind: poll.kind,
+      rows: outcome.readings.length,
+      duration_ms: Math.round(performance.now() - t0),
+      outcome: 'store_failed',
+      error,
+      reason: 'store',
+    });
+    return { ...outcome, ok: false, readings: [], rejected: [], error, errorReason: 'store' };
+  }
   const seconds = (performance.now() - t0) / 1000;
   s.after(outcome, seconds, result);
   const line = {

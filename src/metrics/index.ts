@@ -53,6 +53,8 @@ export interface Metrics {
   pollSkipped(poll: string): void;
   /** Counts a reading a rule could not judge (e.g. utilization out of range). */
   dataError(rule: string, reason: string): void;
+  /** Counts a poll whose results could not be stored (`lookout_poll_errors_total{reason="store"}`); the source's gauges stay as they are. */
+  pollStoreFailed(poll: string): void;
   /** The exposition text of the registry. */
   scrape(): Promise<string>;
 }
@@ -250,6 +252,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
 
     dataError(rule, reason) {
       dataErrors.inc({ rule, reason });
+    },
+
+    pollStoreFailed(poll) {
+      pollErrors.inc({ poll, reason: 'store' });
+      reasonsOf(poll).errors.add('store');
     },
 
     scrape() {

@@ -1,0 +1,86 @@
+/**
+ * The poll runner when the store cannot take the poll: another connection holds the database's write lock past the
+ * busy timeout. The poll's transaction rolls back whole, so the alert it would have resolved stays firing; the run
+ * is returned as failed with reason `store` and counted in lookout_poll_errors_total, while lookout_source_up (the
+ * service answered) stays 1; once the lock is gone the next run applies normally.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, expect, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import { silentLogger } from '../src/log.js';
+import { createMetrics } from '../src/metrics/index.js';
+import type { AlertEvent } from '../src/model.js';
+import { runPoll, type PollStages } from '../src/poll-runner.js';
+import { pollSchema } from '../src/source/polls/schemas.js';
+import { openStore } from '../src/store/index.js';
+import { engineFor, market, MIN, rule, T0, tempDirs } from './alerts-helpers.js';
+import { samples } from './metrics-fixtures.js';
+
+const dirs = tempDirs();
+afterEach(() => dirs.cleanup());
+
+it('a poll the store cannot take changes no alert, is a failed run with reason store, counted, and the next run applies', async () => {
+  const path = join(dirs.make(), 'lookout.db');
+  const store = openStore(path, { busyTimeoutMs: 50 });
+  const clock = new ManualClock(T0);
+  const metrics = createMetrics({ processMetrics: false });
+  const engine = engineFor(store, [rule({ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.9 })], { clock });
+  const events: AlertEvent[] = [];
+  const storeFailures: string[] = [];
+  let utilization = 0.97;
+  const stages: PollStages = {
+    clock,
+    log: silentLogger,
+    store,
+    fetch: async (_poll, _signal, now) => ({ readings: [market('m1', now, { utilization })], rejected: [] }),
+    evaluate: (o, now) => engine.applyPoll(o, now),
+    enqueue: (evs) => void events.push(...(evs as AlertEvent[])),
+    storeFailed: (poll) => {
+      storeFailures.push(poll);
+      metrics.pollStoreFailed(poll);
+    },
+    after: (o, seconds) => metrics.observePoll(o, seconds),
+  };
+  const poll = pollSchema.parse({ name: 'markets', kind: 'metrics', cron: '* * * * *' });
+  const run = async () => {
+    clock.advance(MIN);
+    return runPoll(poll, new AbortController().signal, stages);
+  };
+  const state = () => engine.alerts().map((a) => `${a.rule}/${a.entity} ${a.state} value=${a.value}`);
+
+  try {
+    expect((await run()).ok).toBe(true);
+    expect(state()).toEqual(['util-high/m1 firing value=0.97']);
+    const runsBefore = store.polls.last('markets');
+
+    // The service now says the market is fine, but another writer holds the lock.
+    utilization = 0.5;
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    let locked;
+    try {
+      locked = await run();
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(locked).toMatchObject({ ok: false, errorReason: 'store', readings: [] });
+    expect(locked.error).toMatch(/^could not store the poll: database is locked/);
+    expect(storeFailures).toEqual(['markets']);
+    expect(state()).toEqual(['util-high/m1 firing value=0.97']); // nothing resolved
+    expect(events.map((e) => e.type)).toEqual(['firing']);
+    expect(store.polls.last('markets')).toEqual(runsBefore); // the run itself rolled back too
+    expect(store.readings.latest('market', 'm1')?.fields.utilization).toBe(0.97);
+    const text = await metrics.scrape();
+    expect(samples(text, 'lookout_poll_errors_total')).toEqual([{ name: 'lookout_poll_errors_total', labels: { poll: 'markets', reason: 'store' }, value: 1 }]);
+    expect(samples(text, 'lookout_source_up').map((s) => s.value)).toEqual([1]);
+
+    // The lock is gone: the next run stores and resolves.
+    expect((await run()).ok).toBe(true);
+    expect(events.map((e) => e.type)).toEqual(['firing', 'resolved']);
+    expect(store.readings.latest('market', 'm1')?.fields.utilization).toBe(0.5);
+  } finally {
+    store.close();
+  }
+});
