@@ -122,8 +122,11 @@ silence
   .description('list silences')
   .option('-c, --config <file>', 'config file', 'config.yaml')
   .option('--all', 'include expired silences')
-  .action((o: { config: string; all?: boolean }) =>
-    exit(async () => (await import('./silences/cli.js')).silenceListCommand({ configFile: o.config, all: Boolean(o.all), out: process.stdout, err: process.stderr })),
+  .option('--json', 'machine-readable output')
+  .action((o: { config: string; all?: boolean; json?: boolean }) =>
+    exit(async () =>
+      (await import('./silences/cli.js')).silenceListCommand({ configFile: o.config, all: Boolean(o.all), json: Boolean(o.json), out: process.stdout, err: process.stderr }),
+    ),
   );
 silence
   .command('expire')

@@ -1,5 +1,7 @@
 /** Silences: matcher parsing and the four operators, the repository (validation, expiry), and the CLI functions over a real config and DB. */
+import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
@@ -7,6 +9,8 @@ import { LookoutError } from '../src/errors.js';
 import { matchesAll, parseMatcher, SilenceRepo, silenceAddCommand, silenceExpireCommand, silenceListCommand } from '../src/silences/index.js';
 import { openStore } from '../src/store/index.js';
 import { tempStores } from './notify-helpers.js';
+
+const execFileAsync = promisify(execFile);
 
 const T0 = 1_700_000_000_000;
 const stores = tempStores();
@@ -129,6 +133,18 @@ describe('CLI functions', () => {
     const all = sink();
     await silenceListCommand({ configFile, out: all, all: true, json: true, clock });
     expect((JSON.parse(all.text()) as Array<{ status: string }>)[0]!.status).toBe('expired');
+  });
+
+  it('the built CLI: silence add, then list --json and --all --json after expire, as child processes', async () => {
+    const configFile = config();
+    const cli = (...args: string[]) =>
+      execFileAsync(process.execPath, ['dist/cli.js', 'silence', ...args, '-c', configFile], { timeout: 20_000 }).then((r) => r.stdout);
+    const id = (await cli('add', '--match', 'rule=usdc-util-high', '--for', '2h', '--comment', 'upgrade')).trim();
+    const listed = JSON.parse(await cli('list', '--json')) as Array<{ id: string; status: string; matchers: unknown[] }>;
+    expect(listed.map((s) => [s.id, s.status])).toEqual([[id, 'active']]);
+    await cli('expire', id);
+    expect(JSON.parse(await cli('list', '--json'))).toEqual([]);
+    expect((JSON.parse(await cli('list', '--all', '--json')) as Array<{ status: string }>).map((s) => s.status)).toEqual(['expired']);
   });
 
   it.each([
