@@ -4,7 +4,8 @@ import { ManualClock } from '../src/clock.js';
 import type { Alert, AlertEvent } from '../src/model.js';
 import { createNotifications, type NotifyConfig, type NotifyOutcome } from '../src/notify/index.js';
 import type { InhibitConfig, RouteConfig } from '../src/notify/schema.js';
-import { alert, event, notifier, route, SlackRecorder, tempStores } from './notify-helpers.js';
+import type { Store } from '../src/store/index.js';
+import { alert, event, notifier, route, SlackRecorder, tempStores, type SlackPost } from './notify-helpers.js';
 
 const T0 = 1_700_000_000_000;
 const stores = tempStores();
@@ -46,36 +47,68 @@ async function setup(
     delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000, ...opts.delivery },
     watchdog: { enabled: false, severity: 'info' },
   };
-  const n = createNotifications({
-    db: store.db,
-    config,
-    clock,
-    random: () => 0.5,
-    ...(opts.ruleNotify ? { ruleNotify: opts.ruleNotify } : {}),
-    alerts: { firing: () => [...firing.values()], markNotified: (fp, at) => notified.set(fp, at) },
-    onResult: (name, outcome) => results.push([name, outcome]),
-  });
-  /** What the alert engine does: change state and enqueue in one transaction. */
-  const apply = (events: AlertEvent[]) => {
-    store.transaction(() => {
-      for (const e of events) {
-        if (e.type === 'firing') firing.set(e.alert.fingerprint, e.alert);
-        if (e.type === 'resolved') firing.delete(e.alert.fingerprint);
-      }
-      n.outbox.enqueue(events, clock.now());
+  const notifications = (db: Store['db']) =>
+    createNotifications({
+      db,
+      config,
+      clock,
+      random: () => 0.5,
+      ...(opts.ruleNotify ? { ruleNotify: opts.ruleNotify } : {}),
+      alerts: { firing: () => [...firing.values()], markNotified: (fp, at) => notified.set(fp, at) },
+      onResult: (name, outcome) => results.push([name, outcome]),
     });
+  const s = {
+    clock,
+    slack,
+    pager,
+    store,
+    n: notifications(store.db),
+    results,
+    notified,
+    firing,
+    /** What the alert engine does: change state and enqueue in one transaction. */
+    apply(events: AlertEvent[]) {
+      s.store.transaction(() => {
+        for (const e of events) {
+          if (e.type === 'firing') firing.set(e.alert.fingerprint, e.alert);
+          if (e.type === 'resolved') firing.delete(e.alert.fingerprint);
+        }
+        s.n.outbox.enqueue(events, clock.now());
+      });
+    },
+    /** Advances the clock in steps, running the dispatcher at each. */
+    async advance(ms: number, step = 1000) {
+      for (let t = 0; t < ms; t += step) {
+        clock.advance(Math.min(step, ms - t));
+        await s.n.dispatcher.runDue();
+      }
+    },
+    /** A daemon restart: stops the dispatcher, closes the database, reopens the same file and builds the pipeline again. */
+    async restart() {
+      await s.n.close();
+      s.store.close();
+      s.store = stores.reopen(s.store.path);
+      s.n = notifications(s.store.db);
+    },
   };
-  /** Advances the clock in steps, running the dispatcher at each. */
-  const advance = async (ms: number, step = 1000) => {
-    for (let t = 0; t < ms; t += step) {
-      clock.advance(Math.min(step, ms - t));
-      await n.dispatcher.runDue();
-    }
-  };
-  return { clock, slack, pager, store, n, apply, advance, results, notified, firing };
+  return s;
 }
 
 const count = (results: Array<[string, NotifyOutcome]>, o: NotifyOutcome) => results.filter(([, r]) => r === o).length;
+
+/** 30 alerts of one group with long summaries, all listed (max_alerts 45): more blocks than one Slack message allows, so two posts. */
+function longGroup(): { ids: string[]; events: AlertEvent[] } {
+  const ids = Array.from({ length: 30 }, (_, i) => `m${i}`);
+  return { ids, events: ids.map((id) => event('firing', alert('util', id, { annotations: { summary: `${id} ${'x'.repeat(4000)}` } }), T0)) };
+}
+
+/** The markets posts list: each alert's labels line names its market once. */
+const listedMarkets = (posts: SlackPost[]) => posts.flatMap((p) => [...JSON.stringify(p.body.blocks).matchAll(/market_id=`(m\d+)`/g)].map((m) => m[1]!));
+
+/** A post's "part i/n" and the status Slack answered. */
+const partAndStatus = (p: SlackPost) => [/part (\d+\/\d+)/.exec(p.raw)?.[1], p.status];
+
+const splitRoute = () => [route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s' })];
 
 describe('grouping', () => {
   it('batches alerts of one group that arrive within group_wait into one message', async () => {
@@ -254,11 +287,10 @@ describe('delivery', () => {
   });
 
   it('a group longer than one Slack message fits reaches Slack as several posts, every alert in exactly one of them', async () => {
-    // 30 alerts with long summaries, all listed (max_alerts 45): more blocks than Slack's 50 per message allows.
-    const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s' })], maxAlerts: 45 });
-    const ids = Array.from({ length: 30 }, (_, i) => `m${i}`);
-    s.apply(ids.map((id) => event('firing', alert('util', id, { annotations: { summary: `${id} ${'x'.repeat(4000)}` } }), T0)));
-    await s.advance(1000);
+    const s = await setup({ routes: splitRoute(), maxAlerts: 45 });
+    const { ids, events } = longGroup();
+    s.apply(events);
+    await s.advance(3000); // the parts go one token apart (rate_limit 1/s)
     const posts = s.slack.delivered();
     expect(posts.length, 'one message in several posts').toBeGreaterThan(1);
     expect(posts).toHaveLength(s.slack.posts.length);
@@ -271,12 +303,76 @@ describe('delivery', () => {
       expect(p.body.blocks.length).toBeLessThanOrEqual(50);
       for (const b of p.body.blocks) expect((b.text?.text ?? '').length).toBeLessThanOrEqual(3000);
     });
-    // Each alert's labels line names its market once: across all posts, every alert exactly once, none left out.
-    const listed = posts.flatMap((p) => [...JSON.stringify(p.body.blocks).matchAll(/market_id=`(m\d+)`/g)].map((m) => m[1]!));
-    expect([...listed].sort()).toEqual([...ids].sort());
+    // Across all posts, every alert exactly once, none left out.
+    expect(listedMarkets(posts).sort()).toEqual([...ids].sort());
     expect(posts.map((p) => p.raw).join('')).not.toContain('more not shown');
     expect(count(s.results, 'sent')).toBe(1);
     for (const id of ids) expect(s.notified.get(`util/${id}`)).toBeDefined();
+  });
+
+  it.each([
+    ['1 a second', 1, 1000],
+    ['1 every 2 seconds', 0.5, 2000],
+  ])('the parts of one split message are paced by the notifier’s rate_limit (%s)', async (_name, rate, gap) => {
+    const s = await setup({ routes: splitRoute(), maxAlerts: 45, rate });
+    const { ids, events } = longGroup();
+    s.apply(events);
+    await s.advance(10_000, 250);
+    const posts = s.slack.delivered();
+    expect(posts.map(partAndStatus)).toEqual([
+      ['1/2', 200],
+      ['2/2', 200],
+    ]);
+    // One token per post: part 2 waits for the next token, and goes as soon as it is there (the next 250 ms step).
+    expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(gap);
+    expect(posts[1]!.at - posts[0]!.at).toBeLessThanOrEqual(gap + 250);
+    expect(listedMarkets(posts).sort()).toEqual([...ids].sort());
+    expect(s.n.dispatcher.deliveries.list()).toMatchObject([{ status: 'sent', parts_sent: 2, attempts: 1 }]);
+    expect(count(s.results, 'sent')).toBe(1);
+    expect(count(s.results, 'retry')).toBe(0);
+  });
+
+  it('a part Slack refuses is retried alone: part 1 is not posted again, every alert reaches the channel exactly once', async () => {
+    const s = await setup({ routes: splitRoute(), maxAlerts: 45 });
+    const { ids, events } = longGroup();
+    s.slack.respondInTurn(200, 500);
+    s.apply(events);
+    await s.advance(10_000, 250);
+    expect(s.slack.posts.map(partAndStatus)).toEqual([
+      ['1/2', 200],
+      ['2/2', 500],
+      ['2/2', 200],
+    ]);
+    expect(listedMarkets(s.slack.delivered()).sort()).toEqual([...ids].sort());
+    const rows = s.n.dispatcher.deliveries.list();
+    expect(rows).toMatchObject([{ status: 'sent', parts_sent: 2, attempts: 2, error: null }]);
+    expect(new Set(s.slack.posts.map((p) => p.key))).toEqual(new Set([rows[0]!.dedup_key]));
+    expect(count(s.results, 'retry')).toBe(1);
+    expect(count(s.results, 'sent')).toBe(1);
+  });
+
+  it('after a restart on the same database file, a split message resumes after the last part Slack accepted', async () => {
+    const s = await setup({ routes: splitRoute(), maxAlerts: 45 });
+    const { ids, events } = longGroup();
+    s.slack.respondInTurn(200, 500);
+    s.apply(events);
+    await s.advance(1500, 250); // part 1 accepted, part 2 refused; its retry is not due yet
+    expect(s.slack.posts.map(partAndStatus)).toEqual([
+      ['1/2', 200],
+      ['2/2', 500],
+    ]);
+    await s.restart();
+    expect(s.store.db.prepare(`SELECT status, parts_sent FROM notify_messages`).all()).toEqual([{ status: 'pending', parts_sent: 1 }]);
+    await s.advance(10_000, 250);
+    expect(s.slack.posts.map(partAndStatus)).toEqual([
+      ['1/2', 200],
+      ['2/2', 500],
+      ['2/2', 200],
+    ]);
+    expect(listedMarkets(s.slack.delivered()).sort()).toEqual([...ids].sort());
+    const rows = s.n.dispatcher.deliveries.list();
+    expect(rows).toMatchObject([{ status: 'sent', parts_sent: 2 }]);
+    expect(new Set(s.slack.posts.map((p) => p.key))).toEqual(new Set([rows[0]!.dedup_key]));
   });
 });
 

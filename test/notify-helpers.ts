@@ -9,8 +9,8 @@ import type { Alert, AlertEvent } from '../src/model.js';
 import { notifierSchema, routeSchema, type NotifierConfig, type RouteConfig } from '../src/notify/schema.js';
 import { openStore, type Store } from '../src/store/index.js';
 
-/** Opens a store on a fresh temp file; `cleanup()` closes and removes them all. */
-export function tempStores(): { open(): Store; dir(): string; cleanup(): void } {
+/** Opens a store on a fresh temp file (or `reopen`s one, as a restart does); `cleanup()` closes and removes them all. */
+export function tempStores(): { open(): Store; reopen(path: string): Store; dir(): string; cleanup(): void } {
   const dirs: string[] = [];
   const stores: Store[] = [];
   const dir = () => {
@@ -22,6 +22,11 @@ export function tempStores(): { open(): Store; dir(): string; cleanup(): void } 
     dir,
     open() {
       const s = openStore(join(dir(), 'lookout.db'));
+      stores.push(s);
+      return s;
+    },
+    reopen(path) {
+      const s = openStore(path);
       stores.push(s);
       return s;
     },
@@ -89,11 +94,14 @@ export interface SlackPost {
   key: string;
 }
 
+type SlackAnswer = { status: number; retryAfter?: string; hang?: boolean };
+
 /** A loopback HTTP server that records Slack webhook posts and answers what it is told (200, 500, 429 + Retry-After, or hang). */
 export class SlackRecorder {
   readonly posts: SlackPost[] = [];
   private server: Server | undefined;
-  private answer: { status: number; retryAfter?: string; hang?: boolean } = { status: 200 };
+  private answer: SlackAnswer = { status: 200 };
+  private inTurn: number[] = [];
   private waiters: Array<() => void> = [];
   url = '';
 
@@ -105,7 +113,7 @@ export class SlackRecorder {
       let raw = '';
       req.on('data', (c: Buffer) => (raw += c.toString()));
       req.on('end', () => {
-        const a = this.answer;
+        const a: SlackAnswer = this.inTurn.length > 0 ? { status: this.inTurn.shift()! } : this.answer;
         const body = JSON.parse(raw) as SlackPost['body'];
         const footer = body.blocks.at(-1)?.elements?.[0]?.text ?? '';
         const key = /`(lk-[\w-]+)`/.exec(footer)?.[1] ?? '';
@@ -124,6 +132,11 @@ export class SlackRecorder {
   /** Sets the answer to the next posts. */
   respond(status: number, opts: { retryAfter?: string; hang?: boolean } = {}): void {
     this.answer = { status, ...opts };
+  }
+
+  /** Answers the next posts with these statuses, one each in turn, then goes back to the standing answer. */
+  respondInTurn(...statuses: number[]): void {
+    this.inTurn.push(...statuses);
   }
 
   /** Posts answered 200. */

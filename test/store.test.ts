@@ -271,7 +271,7 @@ describe('schema version 5: readings as rowid tables', () => {
     old.close();
 
     const store = track(openStore(path));
-    expect(store.version).toBe(5);
+    expect(store.version).toBe(migrations[migrations.length - 1]!.version);
     expect([...store.readings.iterateHistory(0, 10_000)]).toEqual(before.history);
     expect([...store.readings.iterateHistory(0, 10_000, { by: 'seen' })]).toEqual(before.seen);
     expect(store.readings.latestAll('market')).toEqual(before.latest);
@@ -298,5 +298,19 @@ describe('schema version 5: readings as rowid tables', () => {
       const pages = store.db.prepare(`SELECT count(*) AS n FROM dbstat WHERE name = ? AND pagetype = 'overflow'`).get(table) as { n: number };
       expect(pages.n, `${table} overflow pages`).toBe(0);
     }
+  });
+});
+
+describe('schema version 6: messages remember their accepted parts', () => {
+  it('a message pending under version 5 is still pending after the upgrade, with no part counted as sent', () => {
+    const path = join(dirs.make(), 'v5.db');
+    const old = openStore(path, { migrations: migrations.filter((m) => m.version < 6) });
+    old.db
+      .prepare(`INSERT INTO notify_messages (dedup_key, notifier, group_key, status, payload, created_at, next_attempt_at) VALUES ('lk-1', 'slack', 'g', 'pending', '{}', 1, 1)`)
+      .run();
+    old.close();
+
+    const store = track(openStore(path));
+    expect(store.db.prepare(`SELECT dedup_key, status, parts_sent FROM notify_messages`).all()).toEqual([{ dedup_key: 'lk-1', status: 'pending', parts_sent: 0 }]);
   });
 });

@@ -74,6 +74,8 @@ export interface MessageRow {
   last_attempt_at: number | null;
   sent_at: number | null;
   error: string | null;
+  /** Parts of a multi-post message the receiver accepted so far (schema 6); a retry or restart resumes after them. */
+  parts_sent: number;
 }
 
 /** A delivery record as tools and tests read it. */
@@ -120,6 +122,11 @@ export class MessageStore {
   /** Marks a message delivered. */
   markSent(id: number, now: number): void {
     this.db.prepare(`UPDATE notify_messages SET status = 'sent', sent_at = ?, last_attempt_at = ?, attempts = attempts + 1, error = NULL WHERE id = ?`).run(now, now, id);
+  }
+
+  /** Records that the first `partsSent` parts of a message were accepted, at once: a crash or a retry resumes after them. */
+  markPartsSent(id: number, partsSent: number): void {
+    this.db.prepare(`UPDATE notify_messages SET parts_sent = max(parts_sent, ?) WHERE id = ?`).run(partsSent, id);
   }
 
   /** Records a failed attempt that will be retried at `next`. */

@@ -2,7 +2,8 @@
  * The dispatcher: a loop of small stages. fold (outbox → groups) → flush (silence, inhibit, decide,
  * persist the message with its dedup key) → deliver (rate limit → notifier.send → record), where one
  * retry stage owns backoff, Retry-After and giving up. At-least-once: a message is marked sent only
- * after its notifier returned, so a crash in between resends it with the same key.
+ * after its notifier returned, so a crash in between resends it with the same key. A message sent as several
+ * posts (a long Slack group) records each accepted part, spends a token per part, and resumes after the last one.
  */
 import type Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../clock.js';
@@ -13,7 +14,7 @@ import { matchesAll, type Matcher } from '../silences/matcher.js';
 import { backoffDelay, MessageStore, TokenBucket, type DeliveryPolicy, type MessageRow } from './delivery.js';
 import { dueGroups, flushGroup, foldOutbox, nextFlushAt, pendingCount } from './groups.js';
 import { defaultInhibitRules, Inhibitor } from './inhibit.js';
-import type { NotificationMessage, Notifier } from './message.js';
+import type { DeliveryProgress, NotificationMessage, Notifier } from './message.js';
 import type { Outbox, WatchdogConfig } from './outbox.js';
 import type { ValueUnit } from './format.js';
 import type { InhibitConfig } from './schema.js';
@@ -73,6 +74,9 @@ export interface DispatcherOptions extends DispatcherConfig {
   /** Longest sleep between two looks at the DB (other processes add silences); default 30s. */
   maxIdleMs?: number;
 }
+
+/** Thrown by a progress's `beforePart` when the rate limit holds the next part: the message stays pending and resumes after its sent parts. */
+class PartDeferred extends Error {}
 
 const realTimers: Timers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
 
@@ -286,9 +290,14 @@ export class Dispatcher {
       if (!this.bucket(name, now).take(now)) return;
       const message = JSON.parse(row.payload) as NotificationMessage;
       try {
-        await notifier.send(message, signal);
+        await notifier.send(message, signal, this.progress(row, name, signal));
       } catch (err) {
-        if (signal.aborted) return; // stopping: the message stays pending, untouched
+        if (signal.aborted) return; // stopping: the message stays pending, with the parts it got out
+        if (err instanceof PartDeferred) {
+          // Not a failure: the next part waits for a token like any message; the scheduler wakes at the bucket's next token.
+          this.log.debug('notify_part_deferred', { notifier: name, dedup_key: row.dedup_key });
+          return;
+        }
         this.retryStage(row, name, err);
         return;
       }
@@ -306,6 +315,19 @@ export class Dispatcher {
       this.log.info('notify_sent', { notifier: name, dedup_key: row.dedup_key, status: message.status, alerts: message.alerts.length, attempts: row.attempts + 1 });
       this.result(name, 'sent');
     }
+  }
+
+  /** The progress of a message sent as several posts: resumes from the row, spends a token per later part, persists each accepted part. */
+  private progress(row: MessageRow, name: string, signal: AbortSignal): DeliveryProgress {
+    return {
+      partsSent: row.parts_sent,
+      beforePart: async () => {
+        signal.throwIfAborted();
+        const now = this.clock.now();
+        if (!this.bucket(name, now).take(now)) throw new PartDeferred(`${name}: rate limit holds the next part of ${row.dedup_key}`);
+      },
+      partSent: (index) => this.messages.markPartsSent(row.id, index + 1),
+    };
   }
 
   /** The one place that owns backoff: retry with exponential backoff and jitter (or Retry-After), or give up and record it. */

@@ -19,10 +19,11 @@ export { Routing, type RoutingOptions, type Destination, type GroupTiming, effec
 export { Inhibitor, defaultInhibitRules } from './inhibit.js';
 export { NotifierRegistry, notifierModules } from './registry.js';
 export { MessageStore, TokenBucket, backoffDelay, type DeliveryPolicy, type Delivery } from './delivery.js';
-export type { Notifier, NotificationMessage, MessageAlert } from './message.js';
+export type { Notifier, NotificationMessage, MessageAlert, DeliveryProgress } from './message.js';
 export type { NotifierModule, NotifierDeps } from './notifier-module.js';
 export { renderNotification, runRenderCommand, type RenderCommandOptions } from './render.js';
 export { notifyMigration } from './migration.js';
+export { partsSentMigration } from './parts-migration.js';
 export { formatIn, formatValue, fieldUnit, valueUnit, unitsOfRules, type ValueUnit } from './format.js';
 
 /** The config sections notifications read (a loaded `Config` fits). */

@@ -52,14 +52,27 @@ export function buildMessage(init: Omit<NotificationMessage, 'status' | 'commonL
   };
 }
 
+/**
+ * Where a message sent as several posts (a long Slack group) stands: kept by the dispatcher across retries
+ * and restarts, so a retry resumes after the last part the receiver accepted and no part is posted twice.
+ */
+export interface DeliveryProgress {
+  /** Parts already accepted by earlier attempts: post from this index on. */
+  readonly partsSent: number;
+  /** Await before each part after the first one this call posts: resolves when the rate limit lets it go; rejects (let it propagate) when it must wait, and the dispatcher resumes later. */
+  beforePart(): Promise<void>;
+  /** Records that part `index` (0-based) was accepted; persisted at once. */
+  partSent(index: number): void;
+}
+
 /** A notifier: delivers a message or throws a {@link NotifyError} that says whether trying again can help. */
 export interface Notifier {
   /** The name in the config (`risk-slack`). */
   readonly name: string;
   /** The type (`slack`, `email`, ...). */
   readonly type: string;
-  /** Sends one message; must stop when `signal` aborts. Throws NotifyError (retryable or not). */
-  send(message: NotificationMessage, signal: AbortSignal): Promise<void>;
+  /** Sends one message; must stop when `signal` aborts. Throws NotifyError (retryable or not). Notifiers that post once ignore `progress`. */
+  send(message: NotificationMessage, signal: AbortSignal, progress?: DeliveryProgress): Promise<void>;
   /** Releases connections (SMTP pools); optional. */
   close?(): Promise<void>;
 }

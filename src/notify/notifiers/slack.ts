@@ -82,8 +82,13 @@ export const slackNotifier = {
     return {
       name,
       type: 'slack',
-      async send(message, signal) {
-        for (const payload of slackPayloads(message, cfg.max_alerts)) {
+      async send(message, signal, progress) {
+        const payloads = slackPayloads(message, cfg.max_alerts);
+        // A retry or a restart starts after the parts Slack already accepted: none is posted twice.
+        const from = progress?.partsSent ?? 0;
+        for (let i = from; i < payloads.length; i++) {
+          const payload = payloads[i]!;
+          if (i > from) await progress?.beforePart();
           let retryAfter: string | null = null;
           // Our own fetch: honours the dispatcher's abort signal and keeps Retry-After, which the library drops.
           const fetchFn: FetchFunction = async (url, init) => {
@@ -101,6 +106,7 @@ export const slackNotifier = {
           } catch (err) {
             throw classifySlackError(name, err, retryAfter);
           }
+          progress?.partSent(i);
         }
       },
     };
