@@ -1,6 +1,4 @@
 /** Fixtures for the alert engine, backtest and rule-test tests: a store in a temp dir, rules through the real schema, a poll driver. */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
@@ -9,6 +7,7 @@ import { AlertEngine, type EngineOptions, type EngineResult } from '../src/alert
 import type { PollOutcome, Reading } from '../src/model.js';
 import type { RuleBase } from '../src/rules/schema.js';
 import { openStore, type Store } from '../src/store/index.js';
+import { tempDirs as tempDirsIn } from './store-helpers.js';
 
 /** 2025-01-15T00:00:00Z. */
 export const T0 = Date.UTC(2025, 0, 15);
@@ -16,19 +15,7 @@ export const MIN = 60_000;
 export const HOUR = 3_600_000;
 
 /** Temp directories removed by `cleanup()`. */
-export function tempDirs(): { make(): string; cleanup(): void } {
-  const dirs: string[] = [];
-  return {
-    make() {
-      const d = mkdtempSync(join(tmpdir(), 'lookout-alerts-'));
-      dirs.push(d);
-      return d;
-    },
-    cleanup() {
-      for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-    },
-  };
-}
+export const tempDirs = () => tempDirsIn('lookout-alerts-');
 
 /** A rule validated by the real rule schema (defaults applied, durations in ms). */
 export function rule(raw: Record<string, unknown>): RuleBase {

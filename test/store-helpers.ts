@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Reading, ReadingKind } from '../src/model.js';
 
-/** Creates a fresh temp directory per call; `cleanup()` removes them all. */
-export function tempDirs(): { make(): string; cleanup(): void } {
+/** Creates a fresh temp directory per call (named `${prefix}…`); `cleanup()` removes them all. Shared by every test that needs one. */
+export function tempDirs(prefix = 'lookout-store-'): { make(): string; cleanup(): void } {
   const dirs: string[] = [];
   return {
     make() {
-      const d = mkdtempSync(join(tmpdir(), 'lookout-store-'));
+      const d = mkdtempSync(join(tmpdir(), prefix));
       dirs.push(d);
       return d;
     },
