@@ -70,7 +70,8 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
       return r;
     });
   } catch (err) {
-    const error = `could not store the poll: ${err instanceof Error ? err.message : String(err)}`;
+    // A run that had already failed at the source keeps saying so: both failures are in the one error.
+    const error = `${outcome.ok ? '' : `${outcome.error}; then `}could not store the poll: ${err instanceof Error ? err.message : String(err)}`;
     s.storeFailed?.(poll.name, err);
     s.log.error('poll', {
       poll: poll.name,

@@ -175,11 +175,10 @@ const viaCli: SilenceWay = {
     return id;
   },
   async active(_url, file) {
-    const { stdout } = await lookout('silence', 'list', '-c', file);
-    return stdout
-      .split('\n')
-      .filter((l) => /^\S+\s+active\s+rule=util-high\s/.test(l))
-      .map((l) => l.split(/\s+/)[0]!);
+    const { stdout } = await lookout('silence', 'list', '--json', '-c', file);
+    const list = JSON.parse(stdout) as Array<{ id: string; status: string; matchers: unknown }>;
+    for (const s of list) expect(s).toMatchObject({ status: 'active', matchers: [{ name: 'rule', op: '=', value: 'util-high' }] });
+    return list.map((s) => s.id);
   },
   async expire(_url, file, id) {
     const { stdout } = await lookout('silence', 'expire', id, '-c', file);

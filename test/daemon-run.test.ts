@@ -9,12 +9,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, freePort, getJson, getText, killAll, listening, sample, tempDirs, until } from './fixtures/daemon/harness.js';
 import { configObject, SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
-import { parseScrape } from './metrics-fixtures.js';
-
-/** The per-market families of SPEC §5. */
-const MARKET_FAMILIES = ['utilization_ratio', 'borrow_apy_ratio', 'supply_apy_ratio', 'oracle_lag_seconds', 'oracle_price', 'total_supplied_usd', 'total_borrowed_usd'].map(
-  (m) => `lookout_market_${m}`,
-);
+import { MARKET_FAMILIES, parseScrape } from './metrics-fixtures.js';
 
 const dirs = tempDirs();
 let sim: SimHandle | undefined;

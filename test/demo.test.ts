@@ -2,52 +2,26 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { parseScrape } from './metrics-fixtures.js';
+import { parseScrape, SPEC_FAMILIES, type MetricFamily } from './metrics-fixtures.js';
 import { tool } from './tools.js';
 
 const promtool = tool('promtool', 'prometheus', { probe: true });
 
-const MARKET = ['market_id', 'chain', 'loan_asset', 'collateral_asset'];
-const BENCHMARK = ['network', 'code'];
-/**
- * Every metric family of SPEC §5 with its type and label names (§5 and §6; where the SPEC names no labels, the poll's
- * or the benchmark's identity). `samples: false`: a counter that has none until its first error (HELP/TYPE only).
- */
-const SPEC_FAMILIES: Array<{ name: string; type: string; labels: string[]; samples?: false }> = [
-  ...['utilization_ratio', 'borrow_apy_ratio', 'supply_apy_ratio', 'oracle_lag_seconds', 'oracle_price', 'total_supplied_usd', 'total_borrowed_usd'].map((m) => ({
-    name: `lookout_market_${m}`,
-    type: 'gauge',
-    labels: MARKET,
-  })),
-  { name: 'lookout_positions', type: 'gauge', labels: ['chain', 'protocol', 'verified'] },
-  { name: 'lookout_positions_value_usd', type: 'gauge', labels: ['chain', 'protocol', 'verified'] },
-  { name: 'lookout_benchmark_apy_ratio', type: 'gauge', labels: ['network', 'code', 'window', 'component'] },
-  { name: 'lookout_benchmark_latest_day_timestamp_seconds', type: 'gauge', labels: BENCHMARK },
-  { name: 'lookout_benchmark_stale', type: 'gauge', labels: BENCHMARK },
-  { name: 'lookout_benchmark_complete', type: 'gauge', labels: BENCHMARK },
-  { name: 'lookout_poll_duration_seconds', type: 'histogram', labels: ['poll'] },
-  { name: 'lookout_poll_errors_total', type: 'counter', labels: ['poll', 'reason'], samples: false },
-  { name: 'lookout_poll_last_success_timestamp_seconds', type: 'gauge', labels: ['poll'] },
-  { name: 'lookout_source_up', type: 'gauge', labels: ['poll'] },
-  { name: 'lookout_rows_rejected_total', type: 'counter', labels: ['poll', 'reason'], samples: false },
-  { name: 'lookout_alerts', type: 'gauge', labels: ['rule', 'severity', 'state'] },
-  { name: 'lookout_notifications_total', type: 'counter', labels: ['notifier', 'outcome'] },
-  { name: 'lookout_outbox_pending', type: 'gauge', labels: [] },
-  { name: 'lookout_rule_evaluation_duration_seconds', type: 'histogram', labels: [] },
-  // One of prom-client's process metrics.
-  { name: 'process_cpu_seconds_total', type: 'counter', labels: [] },
-];
+/** Counters that have no sample until their first error: a live scrape shows their HELP/TYPE lines only. */
+const UNTIL_FIRST_ERROR = new Set(['lookout_poll_errors_total', 'lookout_rows_rejected_total']);
+/** The SPEC §5 families, and one of prom-client's process metrics. */
+const LIVE_FAMILIES: readonly MetricFamily[] = [...SPEC_FAMILIES, { name: 'process_cpu_seconds_total', type: 'counter', labels: [] }];
 
-/** What a live scrape lacks or gets wrong against {@link SPEC_FAMILIES}: one line per problem, none when it conforms. */
+/** What a live scrape lacks or gets wrong against {@link LIVE_FAMILIES}: one line per problem, none when it conforms. */
 function specProblems(text: string): string[] {
   const problems: string[] = [];
   const all = parseScrape(text);
-  for (const f of SPEC_FAMILIES) {
+  for (const f of LIVE_FAMILIES) {
     if (!new RegExp(`^# HELP ${f.name} \\S`, 'm').test(text)) problems.push(`${f.name}: no HELP line`);
     if (!new RegExp(`^# TYPE ${f.name} ${f.type}$`, 'm').test(text)) problems.push(`${f.name}: no TYPE line of type ${f.type}`);
     const own = f.type === 'histogram' ? [`${f.name}_bucket`, `${f.name}_sum`, `${f.name}_count`] : [f.name];
     const samples = all.filter((s) => own.includes(s.name));
-    if (samples.length === 0 && f.samples !== false) problems.push(`${f.name}: no sample`);
+    if (samples.length === 0 && !UNTIL_FIRST_ERROR.has(f.name)) problems.push(`${f.name}: no sample`);
     for (const s of samples) {
       const got = Object.keys(s.labels).filter((l) => !(s.name.endsWith('_bucket') && l === 'le')).sort();
       if (got.join() !== [...f.labels].sort().join()) {

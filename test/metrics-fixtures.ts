@@ -1,6 +1,44 @@
 /** Readings, alerts and scrape parsing shared by the metrics, HTTP and Prometheus tests. */
 import type { Alert, PollOutcome, Reading } from '../src/model.js';
 
+const MARKET_LABELS = ['market_id', 'chain', 'loan_asset', 'collateral_asset'];
+const BENCHMARK_LABELS = ['network', 'code'];
+
+/** A metric family: its name, type and label names (a histogram's `le` aside). */
+export interface MetricFamily {
+  name: string;
+  type: 'gauge' | 'counter' | 'histogram';
+  labels: readonly string[];
+}
+
+/**
+ * Every metric family of SPEC §5 with its type and label names; where the SPEC names no labels, the poll's or the
+ * benchmark's identity. The one table the registry test, the daemon tests and the demo test check scrapes against.
+ */
+export const SPEC_FAMILIES: readonly MetricFamily[] = [
+  ...['utilization_ratio', 'borrow_apy_ratio', 'supply_apy_ratio', 'oracle_lag_seconds', 'oracle_price', 'total_supplied_usd', 'total_borrowed_usd'].map(
+    (m): MetricFamily => ({ name: `lookout_market_${m}`, type: 'gauge', labels: MARKET_LABELS }),
+  ),
+  { name: 'lookout_positions', type: 'gauge', labels: ['chain', 'protocol', 'verified'] },
+  { name: 'lookout_positions_value_usd', type: 'gauge', labels: ['chain', 'protocol', 'verified'] },
+  { name: 'lookout_benchmark_apy_ratio', type: 'gauge', labels: ['network', 'code', 'window', 'component'] },
+  { name: 'lookout_benchmark_latest_day_timestamp_seconds', type: 'gauge', labels: BENCHMARK_LABELS },
+  { name: 'lookout_benchmark_stale', type: 'gauge', labels: BENCHMARK_LABELS },
+  { name: 'lookout_benchmark_complete', type: 'gauge', labels: BENCHMARK_LABELS },
+  { name: 'lookout_poll_duration_seconds', type: 'histogram', labels: ['poll'] },
+  { name: 'lookout_poll_errors_total', type: 'counter', labels: ['poll', 'reason'] },
+  { name: 'lookout_poll_last_success_timestamp_seconds', type: 'gauge', labels: ['poll'] },
+  { name: 'lookout_source_up', type: 'gauge', labels: ['poll'] },
+  { name: 'lookout_rows_rejected_total', type: 'counter', labels: ['poll', 'reason'] },
+  { name: 'lookout_alerts', type: 'gauge', labels: ['rule', 'severity', 'state'] },
+  { name: 'lookout_notifications_total', type: 'counter', labels: ['notifier', 'outcome'] },
+  { name: 'lookout_outbox_pending', type: 'gauge', labels: [] },
+  { name: 'lookout_rule_evaluation_duration_seconds', type: 'histogram', labels: [] },
+];
+
+/** The per-market families of SPEC §5. */
+export const MARKET_FAMILIES: readonly string[] = SPEC_FAMILIES.filter((f) => f.name.startsWith('lookout_market_')).map((f) => f.name);
+
 /** Fixed "now" of the fixtures: 2025-01-15T12:00:00Z. */
 export const NOW = Date.UTC(2025, 0, 15, 12);
 

@@ -18,6 +18,18 @@ import { engineFor, market, MIN, rule, T0, tempDirs } from './alerts-helpers.js'
 import { samples } from './metrics-fixtures.js';
 
 const dirs = tempDirs();
+
+/** Runs `fn` while a second connection to the database file holds its write lock. */
+async function whileLocked<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  const other = new Database(path);
+  other.exec('BEGIN IMMEDIATE');
+  try {
+    return await fn();
+  } finally {
+    other.exec('ROLLBACK');
+    other.close();
+  }
+}
 afterEach(() => dirs.cleanup());
 
 it('a poll the store cannot take changes no alert, is a failed run with reason store, counted, and the next run applies', async () => {
@@ -29,11 +41,15 @@ it('a poll the store cannot take changes no alert, is a failed run with reason s
   const events: AlertEvent[] = [];
   const storeFailures: string[] = [];
   let utilization = 0.97;
+  let serviceDown = false;
   const stages: PollStages = {
     clock,
     log: silentLogger,
     store,
-    fetch: async (_poll, _signal, now) => ({ readings: [market('m1', now, { utilization })], rejected: [] }),
+    fetch: async (_poll, _signal, now) => {
+      if (serviceDown) throw new Error('POST /yields/graphql: 503');
+      return { readings: [market('m1', now, { utilization })], rejected: [] };
+    },
     evaluate: (o, now) => engine.applyPoll(o, now),
     enqueue: (evs) => void events.push(...(evs as AlertEvent[])),
     storeFailed: (poll) => {
@@ -56,15 +72,7 @@ it('a poll the store cannot take changes no alert, is a failed run with reason s
 
     // The service now says the market is fine, but another writer holds the lock.
     utilization = 0.5;
-    const other = new Database(path);
-    other.exec('BEGIN IMMEDIATE');
-    let locked;
-    try {
-      locked = await run();
-    } finally {
-      other.exec('ROLLBACK');
-      other.close();
-    }
+    const locked = await whileLocked(path, run);
     expect(locked).toMatchObject({ ok: false, errorReason: 'store', readings: [] });
     expect(locked.error).toMatch(/^could not store the poll: database is locked/);
     expect(storeFailures).toEqual(['markets']);
@@ -75,6 +83,13 @@ it('a poll the store cannot take changes no alert, is a failed run with reason s
     const text = await metrics.scrape();
     expect(samples(text, 'lookout_poll_errors_total')).toEqual([{ name: 'lookout_poll_errors_total', labels: { poll: 'markets', reason: 'store' }, value: 1 }]);
     expect(samples(text, 'lookout_source_up').map((s) => s.value)).toEqual([1]);
+
+    // A run that fails at the source while the store is locked says both.
+    serviceDown = true;
+    const both = await whileLocked(path, run);
+    serviceDown = false;
+    expect(both).toMatchObject({ ok: false, errorReason: 'store', error: 'POST /yields/graphql: 503; then could not store the poll: database is locked' });
+    expect(storeFailures).toEqual(['markets', 'markets']);
 
     // The lock is gone: the next run stores and resolves.
     expect((await run()).ok).toBe(true);

@@ -82,7 +82,9 @@ function fillHistory(store: Store, base: readonly Reading[], polls: number, end:
   const first = end - (polls - 1) * POLL_INTERVAL_MS;
   const at0 = Math.max(...base.map((r) => r.at));
   store.readings.savePoll('markets', shifted(base, first - at0), first);
-  const cols = store.db.prepare<[], { name: string }>('SELECT name FROM pragma_table_info(\'reading_history\')') .all()
+  const cols = store.db
+    .prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('reading_history')`)
+    .all()
     .map((c) => c.name)
     .filter((c) => c !== 'id'); // the rowid is the table's own
   const timeCols = new Set(['at', 'seen_at']);

@@ -160,6 +160,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     if (!r) reasonsByPoll.set(poll, (r = { errors: new Set(), rejected: new Set() }));
     return r;
   };
+  /** Counts a failed run of `poll`, remembering the reason so that forgetPoll can remove its series. */
+  const countPollError = (poll: string, reason: string) => {
+    pollErrors.inc({ poll, reason });
+    reasonsOf(poll).errors.add(reason);
+  };
   let alertCombos = new Map<string, { rule: string; severity: string; state: string }>();
 
   return {
@@ -173,9 +178,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
         lastSuccess.set({ poll }, outcome.finished_at / 1000);
         sourceUp.set({ poll }, 1);
       } else {
-        const reason = outcome.errorReason || 'unknown';
-        pollErrors.inc({ poll, reason });
-        reasonsOf(poll).errors.add(reason);
+        countPollError(poll, outcome.errorReason || 'unknown');
         sourceUp.set({ poll }, 0);
       }
       const byReason = new Map<string, number>();
@@ -255,8 +258,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
 
     pollStoreFailed(poll) {
-      pollErrors.inc({ poll, reason: 'store' });
-      reasonsOf(poll).errors.add('store');
+      countPollError(poll, 'store');
     },
 
     scrape() {
