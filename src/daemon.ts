@@ -10,6 +10,7 @@ import type { Alert, AlertEvent, PollOutcome } from './model.js';
 import { openStore, type Store } from './store/index.js';
 import { Scheduler } from './scheduler/index.js';
 import { runPoll } from './poll-runner.js';
+import { FieldRejectionLog } from './source/field-log.js';
 import { createDataServiceClient, type DataServiceClient } from './source/client.js';
 import { runPoll as runPollKind } from './source/polls/registry.js';
 import { DataServiceError } from './source/errors.js';
@@ -111,6 +112,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         now,
         log: log.child({ poll: poll.name }),
         ...(config.shard ? { shard: config.shard } : {}),
+        oraclePrice: config.source.oracle_price ?? 'auto',
       });
     } catch (err) {
       if (deadline.aborted && !signal.aborted) {
@@ -125,7 +127,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     }
   };
 
+  const fieldLog = new FieldRejectionLog();
   const stages = () => ({
+    fieldLog,
     clock,
     log,
     store,

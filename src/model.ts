@@ -101,12 +101,20 @@ export interface BenchmarkFields {
   days: number;
 }
 
-/** A row the service sent that failed validation: skipped, counted and logged, never fatal. */
+/**
+ * A row the service sent that could not be attributed (skipped), or — with `field` set — one field of
+ * a row that could not be read (the field is unknown for that reading, the row is kept). Counted and
+ * logged, never fatal.
+ */
 export interface Rejection {
-  /** Short stable reason, used as a metric label: `invalid_field`, `missing_id`, `data_error`, ... */
+  /** Short stable reason, used as a metric label: `invalid_field`, `missing_id`, `not_a_number`, ... */
   reason: string;
   entity?: string;
   detail: string;
+  /** The field that could not be read; absent for a whole-row rejection. */
+  field?: string;
+  /** A fingerprint of what the service sent for the field, so the log says it once until it changes. */
+  sent?: string;
 }
 
 /** What one run of one poll produced. A failed run (`ok: false`) must change no alert. */

@@ -5,6 +5,7 @@ import type { PollOutcome, Reading } from './model.js';
 import type { Store } from './store/index.js';
 import type { PollConfig } from './source/polls/schemas.js';
 import { failureReason } from './source/errors.js';
+import { FieldRejectionLog } from './source/field-log.js';
 
 /** What a poll run needs from the rest of the daemon; each stage is replaceable in tests. */
 export interface PollStages {
@@ -19,6 +20,8 @@ export interface PollStages {
   enqueue(events: unknown[], now: number): void;
   /** When the poll's transaction failed (database locked, disk full): count it; nothing of the poll was kept. */
   storeFailed?(poll: string, err: unknown): void;
+  /** Remembers logged field rejections across runs (one line per entity and field until the service changes what it sends). */
+  fieldLog?: FieldRejectionLog;
   /** After the commit: metrics, waking the dispatcher. */
   after(outcome: PollOutcome, durationSeconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }): void;
 }
@@ -90,7 +93,8 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
     poll: poll.name,
     kind: poll.kind,
     rows: outcome.readings.length,
-    rejected: outcome.rejected.length,
+    rejected: outcome.rejected.filter((r) => r.field === undefined).length,
+    fields_rejected: outcome.rejected.filter((r) => r.field !== undefined).length,
     duration_ms: Math.round(seconds * 1000),
     eval_ms: Math.round(result.durationMs),
     events: result.events.length,
@@ -99,9 +103,17 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
   };
   if (outcome.ok) s.log.info('poll', line);
   else s.log.warn('poll', line);
-  for (const r of outcome.rejected.slice(0, 20)) s.log.warn('row_rejected', { poll: poll.name, reason: r.reason, entity: r.entity, detail: r.detail });
+  const rows = outcome.rejected.filter((r) => r.field === undefined);
+  for (const r of rows.slice(0, 20)) s.log.warn('row_rejected', { poll: poll.name, reason: r.reason, entity: r.entity, detail: r.detail });
+  if (outcome.ok) {
+    const news = (s.fieldLog ?? defaultFieldLog).news(poll.name, outcome.rejected, outcome.readings.map((r) => r.entity));
+    for (const r of news) s.log.warn('field_rejected', { poll: poll.name, entity: r.entity, field: r.field, reason: r.reason, detail: r.detail });
+  }
   return outcome;
 }
+
+/** Used when the stages bring none (tests): one per process. */
+const defaultFieldLog = new FieldRejectionLog();
 
 /** Drops `latest` rows of entities this poll no longer returns (rejected rows are kept: neither present nor absent). */
 function forgetVanished(store: Store, poll: string, outcome: PollOutcome): void {

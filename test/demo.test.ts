@@ -8,7 +8,7 @@ import { tool } from './tools.js';
 const promtool = tool('promtool', 'prometheus', { probe: true });
 
 /** Counters that have no sample until their first error: a live scrape shows their HELP/TYPE lines only. */
-const UNTIL_FIRST_ERROR = new Set(['lookout_poll_errors_total', 'lookout_rows_rejected_total']);
+const UNTIL_FIRST_ERROR = new Set(['lookout_poll_errors_total', 'lookout_rows_rejected_total', 'lookout_fields_rejected_total']);
 /** The SPEC §5 families, and one of prom-client's process metrics. */
 const LIVE_FAMILIES: readonly MetricFamily[] = [...SPEC_FAMILIES, { name: 'process_cpu_seconds_total', type: 'counter', labels: [] }];
 

@@ -30,6 +30,7 @@ export const SPEC_FAMILIES: readonly MetricFamily[] = [
   { name: 'lookout_poll_last_success_timestamp_seconds', type: 'gauge', labels: ['poll'] },
   { name: 'lookout_source_up', type: 'gauge', labels: ['poll'] },
   { name: 'lookout_rows_rejected_total', type: 'counter', labels: ['poll', 'reason'] },
+  { name: 'lookout_fields_rejected_total', type: 'counter', labels: ['poll', 'field', 'reason'] },
   { name: 'lookout_alerts', type: 'gauge', labels: ['rule', 'severity', 'state'] },
   { name: 'lookout_notifications_total', type: 'counter', labels: ['notifier', 'outcome'] },
   { name: 'lookout_outbox_pending', type: 'gauge', labels: [] },

@@ -25,6 +25,7 @@ function fullyFed() {
   m.notification('slack', 'sent');
   m.dataError('util_high', 'utilization_out_of_range');
   m.pollSkipped('markets');
+  m.observePoll(outcome('markets', true, { rejected: [{ reason: 'not_a_price', entity: 'm1', field: 'oracle_price', detail: 'x' }] }), 1);
   return m;
 }
 
@@ -138,6 +139,8 @@ describe('metrics registry', () => {
           { reason: 'invalid_field', detail: 'a' },
           { reason: 'invalid_field', detail: 'b' },
           { reason: 'missing_id', detail: 'c' },
+          { reason: 'not_a_price', entity: 'm', field: 'oracle_price', detail: 'd' },
+          { reason: 'not_a_price', entity: 'm2', field: 'oracle_price', detail: 'd' },
         ],
       }),
       1,
@@ -149,20 +152,22 @@ describe('metrics registry', () => {
     expect(errors).toEqual({ http_5xx: 1, timeout: 1 });
     const rejected = Object.fromEntries(samples(text, 'lookout_rows_rejected_total').map((s) => [s.labels.reason, s.value]));
     expect(rejected).toEqual({ invalid_field: 2, missing_id: 1 });
+    const fields = samples(text, 'lookout_fields_rejected_total').map((s) => [s.labels.field, s.labels.reason, s.value]);
+    expect(fields).toEqual([['oracle_price', 'not_a_price', 2]]);
     expect(samples(text, 'lookout_poll_duration_seconds_count')[0]?.value).toBe(4);
   });
 
   it('forgetPoll drops every series of a poll', async () => {
     const m = fresh();
     m.observePoll(outcome('gone', false), 1);
-    m.observePoll(outcome('gone', true, { rejected: [{ reason: 'invalid_field', detail: '' }] }), 1);
+    m.observePoll(outcome('gone', true, { rejected: [{ reason: 'invalid_field', detail: '' }, { reason: 'x', field: 'f', detail: '' }] }), 1);
     m.setReadings('gone', [market('m1'), position('p', 'ethereum', 'aave', true, 1)], NOW);
     m.pollSkipped('gone');
     m.observePoll(outcome('kept', true), 1);
     m.forgetPoll('gone');
     const text = await m.scrape();
     const polls = new Set(
-      ['lookout_source_up', 'lookout_poll_errors_total', 'lookout_rows_rejected_total', 'lookout_poll_duration_seconds_count', 'lookout_poll_skipped_total']
+      ['lookout_source_up', 'lookout_poll_errors_total', 'lookout_rows_rejected_total', 'lookout_fields_rejected_total', 'lookout_poll_duration_seconds_count', 'lookout_poll_skipped_total']
         .flatMap((n) => samples(text, n))
         .map((s) => s.labels.poll),
     );

@@ -90,7 +90,7 @@ describe('market readings', () => {
     expect(readings[0]!.fields.oracle_price_scaled).toBeNull();
   });
 
-  it('a bad newest row rejects the market (no reading, entity named); bad older rows are not looked at', () => {
+  it('a bad field of the newest row is unknown for that reading, the row is kept; bad older rows are not looked at', () => {
     const rows = [
       metricsRow({ timestamp: sec(POLL - 600_000) }),
       metricsRow({ timestamp: sec(POLL - 5_000), utilization: 'abc' }),
@@ -98,8 +98,14 @@ describe('market readings', () => {
       metricsRow({ market_id: 'morpho-base-0xdef', timestamp: sec(POLL - 5_000) }),
     ];
     const { readings, rejected } = marketReadings(rows, POLL);
-    expect(readings.map((r) => r.entity)).toEqual(['morpho-base-0xdef']);
-    expect(rejected).toEqual([{ reason: 'invalid_field', entity: 'morpho-base-0xabc', detail: expect.stringContaining('utilization: expected a number, got "abc"') }]);
+    expect(readings.map((r) => r.entity)).toEqual(['morpho-base-0xabc', 'morpho-base-0xdef']);
+    const abc = readings[0]!.fields as Record<string, unknown>;
+    expect(abc.utilization).toBeNull();
+    expect(abc.borrow_apy).not.toBeNull();
+    expect(readings[1]!.fields.borrow_apy).not.toBeNull();
+    expect(rejected).toEqual([
+      { reason: 'not_a_number', entity: 'morpho-base-0xabc', field: 'utilization', sent: 's:abc', detail: 'utilization: expected a number, got "abc"' },
+    ]);
   });
 
   it('a row without market_id is rejected as missing_id', () => {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { SEVERITIES } from '../model.js';
 import { duration, positiveDuration } from './duration.js';
 import { pollSchema } from '../source/polls/schemas.js';
+import { ORACLE_PRICE_MODES } from '../source/read/oracle.js';
 import { inhibitSchema, notifierSchema, routeSchema } from '../notify/schema.js';
 
 const listen = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]*):\d{1,5}$/, 'listen must be host:port, e.g. 127.0.0.1:9464');
@@ -20,6 +21,8 @@ export const sourceSchema = z.strictObject({
   max_backoff: positiveDuration.default(30_000),
   concurrency: z.int().min(1).max(64).default(4),
   max_pages: z.int().min(1).default(1000),
+  /** How `oracle_price` is sent: a scaled integer, a unit price, or `auto` (decided per value, SPEC §6); absent = auto. */
+  oracle_price: z.enum(ORACLE_PRICE_MODES).optional(),
 });
 
 /** The whole config file, before rule files are read (rules are validated per file, see load.ts). */

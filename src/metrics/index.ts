@@ -123,6 +123,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     'Rows of the data service that failed validation and were skipped, by reason.',
     ['poll', 'reason'],
   );
+  const fieldsRejected = counter(
+    'lookout_fields_rejected_total',
+    'Fields of the data service that could not be read and were treated as unknown (the row was kept), by field and reason.',
+    ['poll', 'field', 'reason'],
+  );
   const alertsGauge = gauge('lookout_alerts', 'Alerts in each state, like Prometheus ALERTS (pending, firing).', [
     'rule',
     'severity',
@@ -154,10 +159,10 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const tracker = new SeriesTracker();
   const positionsByPoll = new Map<string, Map<string, PositionGroup>>();
   const POSITIONS_OWNER = '\u0000positions';
-  const reasonsByPoll = new Map<string, { errors: Set<string>; rejected: Set<string> }>();
+  const reasonsByPoll = new Map<string, { errors: Set<string>; rejected: Set<string>; fields: Map<string, { field: string; reason: string }> }>();
   const reasonsOf = (poll: string) => {
     let r = reasonsByPoll.get(poll);
-    if (!r) reasonsByPoll.set(poll, (r = { errors: new Set(), rejected: new Set() }));
+    if (!r) reasonsByPoll.set(poll, (r = { errors: new Set(), rejected: new Set(), fields: new Map() }));
     return r;
   };
   /** Counts a failed run of `poll`, remembering the reason so that forgetPoll can remove its series. */
@@ -182,7 +187,15 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
         sourceUp.set({ poll }, 0);
       }
       const byReason = new Map<string, number>();
-      for (const r of outcome.rejected) byReason.set(r.reason || 'unknown', (byReason.get(r.reason || 'unknown') ?? 0) + 1);
+      for (const r of outcome.rejected) {
+        if (r.field !== undefined) {
+          const labels = { field: r.field, reason: r.reason || 'unknown' };
+          fieldsRejected.inc({ poll, ...labels });
+          reasonsOf(poll).fields.set(`${labels.field}\u0000${labels.reason}`, labels);
+          continue;
+        }
+        byReason.set(r.reason || 'unknown', (byReason.get(r.reason || 'unknown') ?? 0) + 1);
+      }
       for (const [reason, n] of byReason) {
         rowsRejected.inc({ poll, reason }, n);
         reasonsOf(poll).rejected.add(reason);
@@ -214,6 +227,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       const reasons = reasonsByPoll.get(poll);
       for (const reason of reasons?.errors ?? []) pollErrors.remove({ poll, reason });
       for (const reason of reasons?.rejected ?? []) rowsRejected.remove({ poll, reason });
+      for (const labels of reasons?.fields.values() ?? []) fieldsRejected.remove({ poll, ...labels });
       reasonsByPoll.delete(poll);
     },
 

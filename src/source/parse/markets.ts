@@ -1,61 +1,27 @@
 /**
  * `metrics` rows → one `market` reading per market: the row with the newest `timestamp` (else
- * `created_at`). Only that row is validated — older rows are history the reading does not use — and
- * when it fails, the market gets a rejection and no reading (neither breaching nor absent this time).
+ * `created_at`). Only that row is read — older rows are history the reading does not use. A row is
+ * rejected only without a usable `market_id`; every other field is read on its own (SPEC §6), and one
+ * that cannot be read is unknown for this reading and a field rejection.
  */
-import { z } from 'zod';
 import type { MarketFields, MarketInfo, Reading, Rejection } from '../../model.js';
-import { bigIntString, describeIssue, int, num, scaleOraclePrice, str, time, toEpochMs } from '../values.js';
+import { readAmount } from '../read/amounts.js';
+import { FieldReader, isObject } from '../read/fields.js';
+import { readInteger, readNumber, readString } from '../read/numbers.js';
+import { readOraclePrice, type OraclePriceMode } from '../read/oracle.js';
+import { readTime, toEpochMs } from '../read/times.js';
+import { mergeSeen, type SeenForms } from '../read/seen.js';
 
-const marketInfoSchema = z.object({
-  chain: str,
-  loan_asset: str,
-  loan_asset_symbol: str,
-  loan_asset_decimals: int,
-  collateral_asset: str,
-  collateral_asset_symbol: str,
-  collateral_asset_decimals: int,
-  market_address: str,
-  oracle: str,
-});
-
-const EMPTY_MARKET: MarketInfo = {
-  chain: null,
-  loan_asset: null,
-  loan_asset_symbol: null,
-  loan_asset_decimals: null,
-  collateral_asset: null,
-  collateral_asset_symbol: null,
-  collateral_asset_decimals: null,
-  market_address: null,
-  oracle: null,
-};
-
-const metricsRowSchema = z.object({
-  market_id: z.string({ error: 'market_id is required (a string)' }).min(1, 'market_id is empty'),
-  id: str,
-  block: int,
-  utilization: num,
-  borrow_apy: num,
-  supply_apy: num,
-  oracle_price: bigIntString,
-  service_price: num,
-  total_borrowed: bigIntString,
-  total_supplied: bigIntString,
-  total_borrowed_usd: num,
-  total_supplied_usd: num,
-  created_at: time,
-  oracle_last_update: time,
-  timestamp: time,
-  market: z.union([z.null(), z.undefined(), marketInfoSchema]),
-});
+/** How parsing is told what the service's encodings cannot say. */
+export interface MarketParseOptions {
+  /** `source.oracle_price`. */
+  oraclePrice?: OraclePriceMode;
+}
 
 /** Sort time of a raw row (timestamp, else created_at); +Infinity when present but unreadable, so a bad newest row is never skipped. */
-function rawTime(row: unknown): number {
-  if (!row || typeof row !== 'object') return Infinity;
-  const r = row as Record<string, unknown>;
+function rawTime(r: Record<string, unknown>): number {
   const v = r.timestamp ?? r.created_at;
-  if (v === undefined || v === null) return -Infinity;
+  if (v === undefined || v === null || v === '') return -Infinity;
   return toEpochMs(v) ?? Infinity;
 }
 
@@ -79,57 +45,83 @@ function marketLabels(f: MarketFields): Record<string, string> {
   return Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== null));
 }
 
-/** Validates one metrics row into market fields, or says why not. */
-export function parseMetricsRow(row: unknown): { ok: true; fields: MarketFields } | { ok: false; detail: string } {
-  const parsed = metricsRowSchema.safeParse(row);
-  if (!parsed.success) return { ok: false, detail: describeIssue(parsed.error) };
-  const r = parsed.data;
-  const market: MarketInfo = r.market ? { ...EMPTY_MARKET, ...r.market } : { ...EMPTY_MARKET };
-  const fields: MarketFields = {
-    market_id: r.market_id,
-    id: r.id,
-    block: r.block,
-    utilization: r.utilization,
-    borrow_apy: r.borrow_apy,
-    supply_apy: r.supply_apy,
-    oracle_price: r.oracle_price,
-    oracle_price_scaled: scaleOraclePrice(r.oracle_price, market.loan_asset_decimals, market.collateral_asset_decimals),
-    service_price: r.service_price,
-    total_borrowed: r.total_borrowed,
-    total_supplied: r.total_supplied,
-    total_borrowed_usd: r.total_borrowed_usd,
-    total_supplied_usd: r.total_supplied_usd,
-    created_at: r.created_at,
-    oracle_last_update: r.oracle_last_update,
-    timestamp: r.timestamp,
-    market,
+/** Reads the nested `market` object (absent → every member unknown). */
+function readMarketInfo(raw: unknown, fr: FieldReader): MarketInfo {
+  const m = isObject(raw) ? raw : {};
+  const s = (k: string) => fr.read(`market.${k}`, readString, m[k]);
+  const i = (k: string) => fr.read(`market.${k}`, readInteger, m[k]);
+  return {
+    chain: s('chain'),
+    loan_asset: s('loan_asset'),
+    loan_asset_symbol: s('loan_asset_symbol'),
+    loan_asset_decimals: i('loan_asset_decimals'),
+    collateral_asset: s('collateral_asset'),
+    collateral_asset_symbol: s('collateral_asset_symbol'),
+    collateral_asset_decimals: i('collateral_asset_decimals'),
+    market_address: s('market_address'),
+    oracle: s('oracle'),
   };
-  return { ok: true, fields };
 }
 
-/** Turns the rows of one or more metrics queries into market readings (newest row per market) and rejections. */
-export function marketReadings(rows: readonly unknown[], pollTime: number): { readings: Reading[]; rejected: Rejection[] } {
-  const newest = new Map<string, { row: unknown; t: number }>();
+/** Reads one attributed metrics row field by field. */
+export function parseMetricsRow(
+  marketId: string,
+  r: Record<string, unknown>,
+  opts: MarketParseOptions = {},
+): { fields: MarketFields; rejected: Rejection[]; seen: Record<string, string> } {
+  const fr = new FieldReader(r, marketId);
+  const market = readMarketInfo(r.market, fr);
+  const loanDec = market.loan_asset_decimals;
+  const oracle = fr.read('oracle_price', (v) => readOraclePrice(v, opts.oraclePrice ?? 'auto', loanDec, market.collateral_asset_decimals));
+  const fields: MarketFields = {
+    market_id: marketId,
+    id: fr.read('id', readString),
+    block: fr.read('block', readInteger),
+    utilization: fr.read('utilization', readNumber),
+    borrow_apy: fr.read('borrow_apy', readNumber),
+    supply_apy: fr.read('supply_apy', readNumber),
+    oracle_price: oracle?.raw ?? null,
+    oracle_price_scaled: oracle?.unit ?? null,
+    service_price: fr.read('service_price', readNumber),
+    total_borrowed: fr.read('total_borrowed', (v) => readAmount(v, loanDec)),
+    total_supplied: fr.read('total_supplied', (v) => readAmount(v, loanDec)),
+    total_borrowed_usd: fr.read('total_borrowed_usd', readNumber),
+    total_supplied_usd: fr.read('total_supplied_usd', readNumber),
+    created_at: fr.read('created_at', readTime),
+    oracle_last_update: fr.read('oracle_last_update', readTime),
+    timestamp: fr.read('timestamp', readTime),
+    market,
+  };
+  return { fields, rejected: fr.rejected, seen: fr.seen };
+}
+
+/** Turns the rows of one or more metrics queries into market readings (newest row per market), rejections and the forms seen. */
+export function marketReadings(
+  rows: readonly unknown[],
+  pollTime: number,
+  opts: MarketParseOptions = {},
+): { readings: Reading[]; rejected: Rejection[]; seen: SeenForms } {
+  const newest = new Map<string, { row: Record<string, unknown>; t: number }>();
   const rejected: Rejection[] = [];
+  const seen: SeenForms = {};
   for (const row of rows) {
-    const id = row && typeof row === 'object' ? (row as Record<string, unknown>).market_id : undefined;
-    if (typeof id !== 'string' || id === '') {
-      rejected.push({ reason: 'missing_id', detail: 'metrics row without a market_id' });
+    const id = isObject(row) ? readString(row.market_id) : undefined;
+    if (!isObject(row) || !id?.ok || id.value === null) {
+      rejected.push({ reason: 'missing_id', detail: 'metrics row without a usable market_id' });
       continue;
     }
     const t = rawTime(row);
-    const seen = newest.get(id);
-    if (!seen || t > seen.t) newest.set(id, { row, t });
+    const had = newest.get(id.value);
+    if (!had || t > had.t) newest.set(id.value, { row, t });
   }
   const readings: Reading[] = [];
   for (const [entity, { row }] of newest) {
-    const parsed = parseMetricsRow(row);
-    if (!parsed.ok) {
-      rejected.push({ reason: 'invalid_field', entity, detail: parsed.detail });
-      continue;
-    }
+    const parsed = parseMetricsRow(entity, row, opts);
+    rejected.push(...parsed.rejected);
+    mergeSeen(seen, parsed.seen);
     const f = parsed.fields;
+    // A row whose times cannot be read falls back to the poll's time; the field rejection flags it.
     readings.push({ kind: 'market', entity, at: f.timestamp ?? f.created_at ?? pollTime, labels: marketLabels(f), fields: { ...f } });
   }
-  return { readings, rejected };
+  return { readings, rejected, seen };
 }

@@ -3,6 +3,8 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from '../../log.js';
 import type { Reading, Rejection } from '../../model.js';
 import type { DataServiceClient } from '../client.js';
+import type { OraclePriceMode } from '../read/oracle.js';
+import type { SeenForms } from '../read/seen.js';
 import { DataServiceError, SOURCE_CODES } from '../errors.js';
 import { inShard, shardKey, type Shard } from '../shard.js';
 
@@ -16,12 +18,17 @@ export interface PollContext {
   log: Logger;
   /** This replica's share of markets and wallets (SPEC §8); absent = everything. */
   shard?: Shard;
+  /** `source.oracle_price` (default auto). */
+  oraclePrice?: OraclePriceMode;
 }
 
 /** What a successful run produced. A failed run throws a SourceError instead. */
 export interface PollData {
   readings: Reading[];
+  /** Rows that could not be attributed, and (with `field`) fields that could not be read. */
   rejected: Rejection[];
+  /** How each field was sent (for `lookout probe`). */
+  seen?: SeenForms;
 }
 
 /** Keeps the readings (and the rejections naming an entity) that belong to this replica. */
@@ -31,6 +38,7 @@ export function keepShard(data: PollData, shard: Shard | undefined): PollData {
   return {
     readings: data.readings.filter((r) => inShard(shardKey(r), shard)),
     rejected: data.rejected.filter((r) => r.entity === undefined || inShard(entityWallets.get(r.entity) ?? r.entity, shard)),
+    ...(data.seen ? { seen: data.seen } : {}),
   };
 }
 

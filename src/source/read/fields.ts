@@ -1,0 +1,32 @@
+/** Reads a row field by field: each field on its own, an unreadable one becomes unknown and a field rejection. */
+import type { Rejection } from '../../model.js';
+import { fingerprint, type FieldRead } from './result.js';
+
+/** Collects field rejections and the representation each field was seen in, for one row. */
+export class FieldReader {
+  /** Field rejections of this row. */
+  readonly rejected: Rejection[] = [];
+  /** How each read field was sent (`oracle_price` → `scaled integer`). */
+  readonly seen: Record<string, string> = {};
+
+  constructor(
+    private readonly row: Record<string, unknown>,
+    private readonly entity: string,
+    private readonly prefix = '',
+  ) {}
+
+  /** Reads `key` with `reader`; null when absent or unreadable (the latter recorded). */
+  read<T>(key: string, reader: (v: unknown) => FieldRead<T>, raw: unknown = this.row[key]): T | null {
+    const r = reader(raw);
+    const field = this.prefix + key;
+    if (!r.ok) {
+      this.rejected.push({ reason: r.reason, entity: this.entity, field, detail: `${field}: ${r.detail}`, sent: fingerprint(raw) });
+      return null;
+    }
+    if (r.value !== null) this.seen[field] = r.seen;
+    return r.value;
+  }
+}
+
+/** True for a plain object. */
+export const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);

@@ -1,0 +1,41 @@
+/**
+ * Reader of `oracle_price`: a Morpho-style scaled integer (price × 1e36 × 10^(loan decimals − collateral
+ * decimals)) or a plain unit price (collateral priced in loan units). `source.oracle_price` says which;
+ * `auto` decides per value: a value with a fractional part, or below {@link SCALED_FROM}, is a unit price;
+ * an integer at or above it is scaled (a scaled price is the price × 10^18 or more for any usual pair of
+ * decimals, and no unit price is a thousand trillion).
+ */
+import { isWhole, shiftToInteger, shiftToNumber, toDecimal } from './decimal.js';
+import { ABSENT, isAbsent, seen, unreadable, type FieldRead } from './result.js';
+
+/** How oracle prices are sent (config `source.oracle_price`). */
+export type OraclePriceMode = 'auto' | 'scaled' | 'unit';
+
+/** The `oracle_price` modes. */
+export const ORACLE_PRICE_MODES = ['auto', 'scaled', 'unit'] as const;
+
+/** In `auto`, integers at or above this are scaled. */
+export const SCALED_FROM = 1e15;
+
+/** An oracle price: the scaled integer (decimal text) and the unit price, each null when the decimals are unknown. */
+export interface OraclePrice {
+  raw: string | null;
+  unit: number | null;
+}
+
+/** Reads an oracle price; `loan`/`collateral` are the assets' decimals, null when unknown. */
+export function readOraclePrice(v: unknown, mode: OraclePriceMode, loan: number | null, collateral: number | null): FieldRead<OraclePrice> {
+  if (isAbsent(v)) return ABSENT;
+  const d = toDecimal(v);
+  if (!d) return unreadable('not_a_price', 'an oracle price', v);
+  if (d.negative) return unreadable('negative_price', 'a positive oracle price', v);
+  const big = isWhole(d) && d.digits * 10n ** BigInt(Math.max(0, d.exp)) >= BigInt(SCALED_FROM);
+  const scaled = mode === 'scaled' || (mode === 'auto' && big);
+  if (scaled && !isWhole(d)) return unreadable('not_an_integer', 'a scaled integer oracle price', v);
+  const shift = loan === null || collateral === null ? null : 36 + loan - collateral;
+  if (scaled) {
+    const unit = shift === null ? null : shiftToNumber(d, -shift);
+    return seen({ raw: shiftToInteger(d, 0).toString(), unit }, 'scaled integer');
+  }
+  return seen({ raw: shift === null ? null : shiftToInteger(d, shift).toString(), unit: shiftToNumber(d, 0) }, 'unit price');
+}

@@ -1,0 +1,45 @@
+/** Reader of times: Unix seconds or milliseconds (number or numeric string), ISO-8601 with or without zone (UTC when none). */
+import { ABSENT, NUMERIC, isAbsent, seen, unreadable, type FieldRead } from './result.js';
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/;
+/** Below this a numeric time is Unix seconds (1e11 s is the year 5138; 1e11 ms is 1973). */
+const SECONDS_BELOW = 1e11;
+/** At or above this a numeric time is microseconds (1e14 ms is the year 5138). */
+const MICROS_FROM = 1e14;
+
+/** The unit a numeric time is in, told apart by magnitude. */
+function epochUnit(n: number): 'Unix seconds' | 'Unix milliseconds' | 'Unix microseconds' {
+  const a = Math.abs(n);
+  return a < SECONDS_BELOW ? 'Unix seconds' : a >= MICROS_FROM ? 'Unix microseconds' : 'Unix milliseconds';
+}
+
+/** Converts a Unix time in seconds, milliseconds or microseconds (told apart by magnitude) to ms. */
+export function epochToMs(n: number): number {
+  const unit = epochUnit(n);
+  return Math.round(unit === 'Unix seconds' ? n * 1000 : unit === 'Unix microseconds' ? n / 1000 : n);
+}
+
+/** A time as Unix ms. */
+export function readTime(v: unknown): FieldRead<number> {
+  if (isAbsent(v)) return ABSENT;
+  const expected = 'a time (Unix seconds, milliseconds or ISO-8601)';
+  if (typeof v === 'number') return Number.isFinite(v) ? seen(epochToMs(v), epochUnit(v)) : unreadable('not_a_time', expected, v);
+  if (typeof v !== 'string') return unreadable('not_a_time', expected, v);
+  const s = v.trim();
+  if (NUMERIC.test(s)) return seen(epochToMs(Number(s)), `${epochUnit(Number(s))} (string)`);
+  if (!ISO_DATE.test(s)) return unreadable('not_a_time', expected, v);
+  const hasTime = /T|\s/.test(s);
+  const zone = /Z$/.test(s) ? 'Z' : /[+-]\d{2}:?\d{2}$/.test(s) && hasTime ? 'offset' : 'none';
+  // A date-time without a zone is read as UTC, never as the host's local time.
+  const text = s.replace(' ', 'T');
+  const ms = Date.parse(hasTime && zone === 'none' ? `${text}Z` : text);
+  if (Number.isNaN(ms)) return unreadable('not_a_time', expected, v);
+  const how = !hasTime ? 'ISO-8601 date' : zone === 'Z' ? 'ISO-8601 UTC' : zone === 'offset' ? 'ISO-8601 with offset' : 'ISO-8601 without zone (read as UTC)';
+  return seen(ms, how);
+}
+
+/** Parses a time to ms; undefined when absent or unreadable. */
+export function toEpochMs(v: unknown): number | undefined {
+  const r = readTime(v);
+  return r.ok && r.value !== null ? r.value : undefined;
+}
