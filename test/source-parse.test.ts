@@ -150,10 +150,11 @@ describe('list readings', () => {
     expect(listReadings('position', [position(over)], POLL).readings[0]!.entity).toBe(entity);
   });
 
-  it('a row with a bad field is skipped, counted and names its entity', () => {
+  it('a bad field is unknown and a field rejection naming its entity; the row is kept', () => {
     const { readings, rejected } = listReadings('position', [position(), position({ id: 'pos_2', value_usd: 'abc' }), position({ id: 'pos_3' })], POLL);
-    expect(readings.map((r) => r.entity)).toEqual(['pos_1', 'pos_3']);
-    expect(rejected).toEqual([{ reason: 'invalid_field', entity: 'pos_2', detail: expect.stringContaining('value_usd') }]);
+    expect(readings.map((r) => r.entity)).toEqual(['pos_1', 'pos_2', 'pos_3']);
+    expect(readings[1]!.fields).toMatchObject({ value_usd: null, nav_usd: 900 });
+    expect(rejected).toEqual([{ reason: 'not_a_number', entity: 'pos_2', field: 'value_usd', sent: 's:abc', detail: expect.stringContaining('value_usd') }]);
   });
 
   it('a second row of the same entity is rejected as duplicate', () => {

@@ -124,12 +124,15 @@ describe('metrics poll', () => {
     }
   });
 
-  it('a row with a bad field is skipped and counted, naming its market; the poll succeeds', async () => {
+  it('a bad field is unknown for its market and counted as a field rejection; the row and the poll are kept', async () => {
     mixed.faults.add({ path: '/yields/graphql', badRow: 'bad_value' });
     const { readings, rejected } = await runPoll(poll({ kind: 'metrics' }), ctx(mClient));
-    expect(rejected).toHaveLength(1);
-    expect(rejected[0]).toMatchObject({ reason: 'invalid_field', entity: mixed.world.markets[1]!.marketId, detail: expect.stringContaining('utilization') });
-    expect(readings).toHaveLength(mixed.world.markets.length - 1);
+    const bad = mixed.world.markets[1]!.marketId;
+    expect(rejected).toEqual([expect.objectContaining({ reason: 'not_a_number', entity: bad, field: 'utilization' })]);
+    expect(readings).toHaveLength(mixed.world.markets.length);
+    const fields = readings.find((r) => r.entity === bad)!.fields;
+    expect(fields.utilization).toBeNull();
+    expect(fields.borrow_apy).toEqual(expect.any(Number));
   });
 
   it('GraphQL errors fail the run with a SourceError', async () => {
@@ -141,17 +144,30 @@ describe('metrics poll', () => {
 });
 
 describe('list polls', () => {
-  it('positions: every position, entity = id, a bad row skipped and counted', async () => {
+  it('positions: every position, entity = id, a bad field unknown and counted, its row kept', async () => {
     const total = mixed.world.positionsSource(NOW).length;
     mixed.faults.add({ path: '/api/v1/positions', badRow: 'bad_value' });
     const { readings, rejected } = await runPoll(poll({ kind: 'positions', params: { limit: 25 } }), ctx(mClient));
-    expect(readings).toHaveLength(total - 1);
-    expect(rejected).toEqual([{ reason: 'invalid_field', entity: expect.stringMatching(/^pos_/), detail: expect.stringContaining('value_usd') }]);
+    expect(readings).toHaveLength(total);
+    expect(rejected).toEqual([expect.objectContaining({ reason: 'not_a_number', field: 'value_usd', entity: expect.stringMatching(/^pos_/), detail: expect.stringContaining('value_usd') })]);
+    expect(readings.find((r) => r.entity === rejected[0]!.entity)!.fields.value_usd).toBeNull();
     expect(readings.every((r) => r.entity === r.fields.id && r.labels.position_id === r.entity)).toBe(true);
     expect(new Set(readings.map((r) => r.labels.verified))).toEqual(new Set(['true', 'false']));
   });
 
-  it.each([['rename_field' as const], ['wrong_type' as const]])('schema drift (%s) of every row fails the run instead of reading as "all gone"', async (drift) => {
+  it('wrong types in every row: each field unknown and counted, every position still present (not "all gone")', async () => {
+    const total = mixed.world.positionsSource(NOW).length;
+    mixed.faults.add({ path: '/api/v1/positions', drift: 'wrong_type' });
+    const { readings, rejected } = await runPoll(poll({ kind: 'positions' }), ctx(mClient));
+    expect(readings).toHaveLength(total);
+    expect(rejected.length).toBeGreaterThan(0);
+    expect(rejected.every((r) => r.field !== undefined)).toBe(true);
+    const unreadable = new Set(rejected.filter((r) => r.field === 'value_usd').map((r) => r.entity));
+    expect(unreadable.size).toBeGreaterThan(0);
+    expect(readings.filter((r) => unreadable.has(r.entity)).every((r) => r.fields.value_usd === null)).toBe(true);
+  });
+
+  it.each([['rename_field' as const]])('schema drift (%s) of every row fails the run instead of reading as "all gone"', async (drift) => {
     mixed.faults.add({ path: '/api/v1/positions', drift });
     const err = await runPoll(poll({ kind: 'positions' }), ctx(mClient)).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'E_SOURCE_SCHEMA', reason: 'schema' });

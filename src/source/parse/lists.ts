@@ -1,37 +1,23 @@
 /**
- * Rows of the positions, assets and holdings lists → readings. Known fields are normalized (numbers,
- * exact amounts, booleans, times); the service's other fields are kept as they came. Each row's entity
+ * Rows of the positions, assets and holdings lists → readings. Known fields are read one by one (numbers,
+ * exact amounts, booleans, times; an unreadable one is unknown and a field rejection); the service's other
+ * fields are kept as they came. Each row's entity
  * is its `id` when the service sends one, else the identifying fields that are present, joined by `/`.
  */
-import { z } from 'zod';
 import type { Reading, Rejection } from '../../model.js';
-import { bigIntString, bool, describeIssue, int, normalizeExtra, num, str, time } from '../values.js';
+import { normalizeExtra } from '../values.js';
+import { readAmount } from '../read/amounts.js';
+import { readBoolean } from '../read/booleans.js';
+import { FieldReader, isObject } from '../read/fields.js';
+import { readInteger, readNumber, readString } from '../read/numbers.js';
+import type { FieldRead } from '../read/result.js';
+import { mergeSeen, type SeenForms } from '../read/seen.js';
+import { readTime } from '../read/times.js';
 
 /** The list kinds this module reads. */
 export type ListKind = 'position' | 'asset' | 'holding';
 
-const common = {
-  id: str,
-  wallet: str,
-  wallet_address: str,
-  chain: str,
-  protocol: str,
-  asset: str,
-  symbol: str,
-  value_usd: num,
-  timestamp: time,
-  updated_at: time,
-  created_at: time,
-};
-
-const schemas = {
-  position: z.looseObject({ ...common, nav_usd: num, pnl_usd: num, verified: bool }),
-  asset: z.looseObject({ ...common, position_id: str, type: str, token_address: str, balance: bigIntString, decimals: int, price_usd: num }),
-  holding: z.looseObject({ ...common, token_address: str, balance: bigIntString, decimals: int, price_usd: num }),
-};
-
-/** The fields each kind normalizes itself; the rest are extras. */
-const known = Object.fromEntries(Object.entries(schemas).map(([k, s]) => [k, new Set(Object.keys(s.shape))])) as Record<ListKind, Set<string>>;
+type Reader = (v: unknown) => FieldRead<unknown>;
 
 type Row = Record<string, unknown> & {
   id: string | null;
@@ -49,6 +35,35 @@ type Row = Record<string, unknown> & {
   token_address?: string | null;
   verified?: boolean | null;
 };
+const common: Record<string, Reader> = {
+  id: readString,
+  wallet: readString,
+  wallet_address: readString,
+  chain: readString,
+  protocol: readString,
+  asset: readString,
+  symbol: readString,
+  value_usd: readNumber,
+  timestamp: readTime,
+  updated_at: readTime,
+  created_at: readTime,
+};
+
+/** The fields each kind reads itself (`balance` is read with the row's decimals); the rest are extras. */
+const readers: Record<ListKind, Record<string, Reader>> = {
+  position: { ...common, nav_usd: readNumber, pnl_usd: readNumber, verified: readBoolean },
+  asset: { ...common, position_id: readString, type: readString, token_address: readString, decimals: readInteger, price_usd: readNumber },
+  holding: { ...common, token_address: readString, decimals: readInteger, price_usd: readNumber },
+};
+
+/** Reads one row's known fields on its own; unreadable ones are null and field rejections. */
+function readRow(kind: ListKind, raw: Record<string, unknown>, fr: FieldReader): Row {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(raw)) if (!(k in readers[kind]) && k !== 'balance') out[k] = normalizeExtra(v);
+  for (const [k, reader] of Object.entries(readers[kind])) out[k] = fr.read(k, reader);
+  if (kind !== 'position') out.balance = fr.read('balance', (v) => readAmount(v, out.decimals as number | null));
+  return out as Row;
+}
 
 const joinPresent = (parts: readonly (string | null | undefined)[]) => parts.filter((p): p is string => !!p).join('/');
 
@@ -76,19 +91,19 @@ function labelsOf(kind: ListKind, r: Row, wallet: string | null, asset: string |
   return Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
 }
 
-/** Validates list rows into readings; a bad row, a row with nothing to identify it, or a second row of the same entity is rejected. */
-export function listReadings(kind: ListKind, rows: readonly unknown[], pollTime: number): { readings: Reading[]; rejected: Rejection[] } {
+/** Reads list rows into readings: a row with nothing to identify it, or a second row of the same entity, is rejected; a bad field is unknown. */
+export function listReadings(kind: ListKind, rows: readonly unknown[], pollTime: number): { readings: Reading[]; rejected: Rejection[]; seen: SeenForms } {
   const readings: Reading[] = [];
   const rejected: Rejection[] = [];
   const seen = new Set<string>();
-  const schema = schemas[kind];
+  const forms: SeenForms = {};
   for (const raw of rows) {
-    const parsed = schema.safeParse(raw);
-    if (!parsed.success) {
-      rejected.push({ reason: 'invalid_field', entity: rawEntity(kind, raw), detail: `${kind}: ${describeIssue(parsed.error)}` });
+    if (!isObject(raw)) {
+      rejected.push({ reason: 'missing_id', detail: `${kind} row that is not an object` });
       continue;
     }
-    const r = parsed.data as Row;
+    const fr = new FieldReader(raw, '');
+    const r = readRow(kind, raw, fr);
     const wallet = r.wallet ?? r.wallet_address;
     const asset = r.asset ?? r.symbol;
     const entity = entityOf(kind, r, wallet, asset);
@@ -101,31 +116,15 @@ export function listReadings(kind: ListKind, rows: readonly unknown[], pollTime:
       continue;
     }
     seen.add(entity);
+    for (const f of fr.rejected) rejected.push({ ...f, entity });
+    mergeSeen(forms, fr.seen);
     const { wallet_address: _wa, symbol: _sym, timestamp, updated_at, created_at, ...rest } = r;
-    const fields: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(rest)) fields[k] = known[kind].has(k) ? v : normalizeExtra(v);
+    const fields: Record<string, unknown> = { ...rest };
     fields.wallet = wallet;
     fields.asset = asset;
     if (kind !== 'position' && r.symbol !== null) fields.symbol = r.symbol;
     for (const [k, v] of Object.entries({ timestamp, updated_at, created_at })) if (v !== null) fields[k] = v;
     readings.push({ kind, entity, at: timestamp ?? updated_at ?? created_at ?? pollTime, labels: labelsOf(kind, r, wallet, asset), fields });
   }
-  return { readings, rejected };
-}
-
-/** Best-effort entity of a row that failed validation, so the rejection names it (and its alerts are left alone). */
-function rawEntity(kind: ListKind, raw: unknown): string | undefined {
-  if (!raw || typeof raw !== 'object') return undefined;
-  const r = raw as Record<string, unknown>;
-  const s = (v: unknown) => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
-  const row = {
-    id: s(r.id),
-    chain: s(r.chain),
-    protocol: s(r.protocol),
-    position_id: s(r.position_id),
-    type: s(r.type),
-    token_address: s(r.token_address),
-  } as Row;
-  const key = entityOf(kind, row, s(r.wallet) ?? s(r.wallet_address), s(r.asset) ?? s(r.symbol));
-  return key || undefined;
+  return { readings, rejected, seen: forms };
 }
