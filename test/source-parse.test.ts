@@ -218,16 +218,29 @@ describe('benchmark readings', () => {
   });
 
   it('no days: no reading and no rejection', () => {
-    expect(benchmarkReading('base', 'eth', [])).toEqual({ rejected: [] });
+    expect(benchmarkReading('base', 'eth', [])).toEqual({ rejected: [], seen: {} });
   });
 
-  it('a bad newest day withholds the reading (entity named); a bad older day is only counted', () => {
-    const badNewest = benchmarkReading('base', 'usd', [day(t0), day(t0 + DAY, { isStale: 'maybe' })]);
-    expect(badNewest.reading).toBeUndefined();
-    expect(badNewest.rejected).toEqual([{ reason: 'invalid_field', entity: 'base/usd', detail: expect.stringContaining('isStale') }]);
+  it('a bad field of the newest day is unknown and a field rejection; the day is kept; older days are not looked at', () => {
+    const badNewest = benchmarkReading('base', 'usd', [day(t0), day(t0 + DAY, { isStale: 'maybe', apy: { '1day': { base: 'x', total: 0.05 } } })]);
+    expect(badNewest.reading?.fields.day).toBe((t0 + DAY) * 1000);
+    expect((badNewest.reading?.fields.apy as any)['1day']).toEqual({ base: null, reward: null, total: 0.05 });
+    expect(badNewest.rejected.map((r) => [r.entity, r.field, r.reason])).toEqual([
+      ['base/usd', 'isStale', 'not_a_boolean'],
+      ['base/usd', 'apy.1day.base', 'not_a_number'],
+    ]);
     const badOlder = benchmarkReading('base', 'usd', [day(t0, { apy: { '1day': { base: 'x' } } }), day(t0 + DAY)]);
     expect(badOlder.reading?.fields.day).toBe((t0 + DAY) * 1000);
-    expect(badOlder.rejected).toEqual([{ reason: 'invalid_field', detail: expect.stringContaining('base/usd day #0') }]);
+    expect(badOlder.rejected).toEqual([]);
+  });
+
+  it('a day without a readable timestamp cannot be attributed: newest → no reading (entity named); older → only counted', () => {
+    const badNewest = benchmarkReading('base', 'usd', [day(t0), day(t0 + DAY, { timestamp: 'later' })]);
+    expect(badNewest.reading).toBeUndefined();
+    expect(badNewest.rejected).toEqual([{ reason: 'missing_id', entity: 'base/usd', detail: expect.stringContaining('day #1 (newest)') }]);
+    const badOlder = benchmarkReading('base', 'usd', [day(t0, { timestamp: null }), day(t0 + DAY)]);
+    expect(badOlder.reading?.fields.day).toBe((t0 + DAY) * 1000);
+    expect(badOlder.rejected).toEqual([{ reason: 'missing_id', detail: expect.stringContaining('base/usd day #0') }]);
   });
 });
 
@@ -245,6 +258,6 @@ describe('performance readings', () => {
   });
 
   it('a 404 (null body) gives nothing', () => {
-    expect(performanceReadings(null, POLL)).toEqual({ readings: [], rejected: [] });
+    expect(performanceReadings(null, POLL)).toEqual({ readings: [], rejected: [], seen: {} });
   });
 });

@@ -1,31 +1,46 @@
 /**
  * Historical benchmark days of one network and code → one `benchmark` reading: the newest day the
- * lookback returned, plus how many days there were. No days → no reading (and no rejection). When the
- * newest day (the last one, the service sends them oldest first) fails validation, the entity gets a
- * rejection and no reading, so an older day never stands in for it.
+ * lookback returned, plus how many days there were. No days → no reading (and no rejection). A day is
+ * attributed by its timestamp; when the newest day (the last one, the service sends them oldest first) has
+ * none readable, the entity gets a rejection and no reading, so an older day never stands in for it. Every
+ * other field is read on its own (SPEC §6).
  */
-import { z } from 'zod';
 import type { BenchmarkFields, BenchmarkRate, Reading, Rejection } from '../../model.js';
-import { bool, describeIssue, num, time } from '../values.js';
+import { readBoolean } from '../read/booleans.js';
+import { FieldReader, isObject } from '../read/fields.js';
+import { readNumber } from '../read/numbers.js';
+import { mergeSeen, type SeenForms } from '../read/seen.js';
+import { readTime } from '../read/times.js';
 
-const rateSchema = z.union([z.null(), z.undefined(), z.object({ base: num, reward: num, total: num })]);
+const WINDOWS = ['1day', '7day', '30day'] as const;
 
-const daySchema = z.object({
-  timestamp: time.refine((t) => t !== null, 'timestamp is required'),
-  isComplete: bool,
-  isStale: bool,
-  apy: z.union([z.null(), z.undefined(), z.object({ '1day': rateSchema, '7day': rateSchema, '30day': rateSchema })]),
-  constituents: z.union([
-    z.null(),
-    z.undefined(),
-    z.object({ '1day': z.array(z.unknown()).nullish(), '7day': z.array(z.unknown()).nullish(), '30day': z.array(z.unknown()).nullish() }),
-  ]),
-});
+/** One day read field by field; its `timestamp` is its key, so without one the day is rejected. */
+interface Day {
+  timestamp: number;
+  isComplete: boolean | null;
+  isStale: boolean | null;
+  apy: BenchmarkFields['apy'];
+  constituents: BenchmarkFields['constituents'];
+}
 
-type Day = z.output<typeof daySchema>;
+function readRate(raw: unknown, path: string, fr: FieldReader): BenchmarkRate | null {
+  if (!isObject(raw)) return null;
+  const n = (k: string) => fr.read(`${path}.${k}`, readNumber, raw[k]);
+  return { base: n('base'), reward: n('reward'), total: n('total') };
+}
 
-function rate(r: { base: number | null; reward: number | null; total: number | null } | null | undefined): BenchmarkRate | null {
-  return r ? { base: r.base, reward: r.reward, total: r.total } : null;
+function readDay(raw: Record<string, unknown>, fr: FieldReader): Day | undefined {
+  const timestamp = fr.read('timestamp', readTime);
+  if (timestamp === null) return undefined;
+  const apy = isObject(raw.apy) ? raw.apy : {};
+  const cons = isObject(raw.constituents) ? raw.constituents : {};
+  return {
+    timestamp,
+    isComplete: fr.read('isComplete', readBoolean),
+    isStale: fr.read('isStale', readBoolean),
+    apy: { '1day': readRate(apy['1day'], 'apy.1day', fr), '7day': readRate(apy['7day'], 'apy.7day', fr), '30day': readRate(apy['30day'], 'apy.30day', fr) },
+    constituents: Object.fromEntries(WINDOWS.map((w) => [w, Array.isArray(cons[w]) ? (cons[w] as unknown[]).length : 0])) as Day['constituents'],
+  };
 }
 
 /** The reading of one network/code from the days its lookback returned; undefined (no reading) when there were none. */
@@ -33,40 +48,43 @@ export function benchmarkReading(
   network: string,
   code: string,
   days: readonly unknown[],
-): { reading?: Reading; rejected: Rejection[] } {
+): { reading?: Reading; rejected: Rejection[]; seen: SeenForms } {
   const entity = `${network}/${code}`;
   const rejected: Rejection[] = [];
-  if (days.length === 0) return { rejected };
-  let newest: Day | undefined;
+  const seen: SeenForms = {};
+  if (days.length === 0) return { rejected, seen };
+  let newest: { day: Day; fr: FieldReader } | undefined;
+  let newestUnreadable = false;
   days.forEach((raw, i) => {
-    const parsed = daySchema.safeParse(raw);
-    if (!parsed.success) {
-      const last = i === days.length - 1;
+    const fr = new FieldReader(isObject(raw) ? raw : {}, entity);
+    const day = isObject(raw) ? readDay(raw, fr) : undefined;
+    const last = i === days.length - 1;
+    if (!day) {
+      if (last) newestUnreadable = true;
       rejected.push({
-        reason: 'invalid_field',
+        reason: 'missing_id',
         ...(last ? { entity } : {}),
-        detail: `benchmark ${entity} day #${i}${last ? ' (newest)' : ''}: ${describeIssue(parsed.error)}`,
+        detail: `benchmark ${entity} day #${i}${last ? ' (newest)' : ''}: no readable timestamp, so no day to attribute it to`,
       });
       return;
     }
-    if (!newest || (parsed.data.timestamp as number) > (newest.timestamp as number)) newest = parsed.data;
+    if (!newest || day.timestamp > newest.day.timestamp) newest = { day, fr };
   });
-  if (!newest || rejected.some((r) => r.entity === entity)) return { rejected };
-  const d = newest;
+  // The service sends days oldest first: an unreadable newest day never lets an older one stand in for it.
+  if (!newest || newestUnreadable) return { rejected, seen };
+  const d = newest.day;
+  rejected.push(...newest.fr.rejected);
+  mergeSeen(seen, newest.fr.seen);
   const fields: BenchmarkFields = {
     network,
     code,
-    day: d.timestamp as number,
+    day: d.timestamp,
     // A day that does not say it is complete is read as still being indexed.
     isComplete: d.isComplete ?? false,
     isStale: d.isStale ?? false,
-    apy: { '1day': rate(d.apy?.['1day']), '7day': rate(d.apy?.['7day']), '30day': rate(d.apy?.['30day']) },
-    constituents: {
-      '1day': d.constituents?.['1day']?.length ?? 0,
-      '7day': d.constituents?.['7day']?.length ?? 0,
-      '30day': d.constituents?.['30day']?.length ?? 0,
-    },
+    apy: d.apy,
+    constituents: d.constituents,
     days: days.length,
   };
-  return { reading: { kind: 'benchmark', entity, at: fields.day, labels: { network, code }, fields: { ...fields } }, rejected };
+  return { reading: { kind: 'benchmark', entity, at: fields.day, labels: { network, code }, fields: { ...fields } }, rejected, seen };
 }

@@ -1,59 +1,58 @@
 /**
  * The performance body → `performance` readings: entity `organization` for the roll-up, and one per
- * wallet (entity = the wallet address) when the body lists wallets. Known figures are normalized to
- * numbers; other members are kept as they came.
+ * wallet (entity = the wallet address) when the body lists wallets. Known figures are read one by one
+ * (an unreadable one is unknown and a field rejection); other members are kept as they came.
  */
-import { z } from 'zod';
 import type { Reading, Rejection } from '../../model.js';
-import { describeIssue, normalizeExtra, num, str } from '../values.js';
+import { normalizeExtra } from '../values.js';
+import { FieldReader, isObject } from '../read/fields.js';
+import { readNumber, readString } from '../read/numbers.js';
+import { mergeSeen, type SeenForms } from '../read/seen.js';
 
-const figures = { nav_usd: num, value_usd: num, pnl_usd: num, roi: num, twr: num, apr: num, apy: num };
-const orgSchema = z.looseObject(figures);
-const walletSchema = z.looseObject({ ...figures, wallet: str, wallet_address: str, address: str });
+const FIGURES = ['nav_usd', 'value_usd', 'pnl_usd', 'roi', 'twr', 'apr', 'apy'];
+const ADDRESS = ['wallet', 'wallet_address', 'address'];
 
-/** Figures as parsed; every other member with numeric strings read as numbers. */
-function withExtras(parsed: Record<string, unknown>): Record<string, unknown> {
+/** Figures read one by one (unreadable → null and a field rejection); every other member with numeric strings read as numbers. */
+function readFigures(raw: Record<string, unknown>, fr: FieldReader): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(parsed)) out[k] = k in figures ? v : normalizeExtra(v);
+  for (const [k, v] of Object.entries(raw)) if (!FIGURES.includes(k) && !ADDRESS.includes(k)) out[k] = normalizeExtra(v);
+  for (const k of FIGURES) if (k in raw) out[k] = fr.read(k, readNumber);
   return out;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
 /** Readings of one performance response (null body — a 404 — gives none). */
-export function performanceReadings(body: unknown, pollTime: number): { readings: Reading[]; rejected: Rejection[] } {
+export function performanceReadings(body: unknown, pollTime: number): { readings: Reading[]; rejected: Rejection[]; seen: SeenForms } {
   const readings: Reading[] = [];
   const rejected: Rejection[] = [];
-  if (body === null || body === undefined) return { readings, rejected };
+  const seen: SeenForms = {};
+  if (body === null || body === undefined) return { readings, rejected, seen };
   const root = isObject(body) && isObject(body.data) ? body.data : body;
-  if (!isObject(root)) return { readings, rejected: [{ reason: 'invalid_field', detail: 'performance: the body is not an object' }] };
+  if (!isObject(root)) return { readings, rejected: [{ reason: 'invalid_field', detail: 'performance: the body is not an object' }], seen };
   const period: Record<string, unknown> = {};
   for (const k of ['from', 'to']) if (typeof root[k] === 'string') period[k] = root[k];
 
   const org = isObject(root.organization) ? root.organization : 'pnl_usd' in root || 'roi' in root ? root : undefined;
   if (org) {
-    const parsed = orgSchema.safeParse(org);
-    if (parsed.success) {
-      const { wallets: _w, data: _d, ...fields } = withExtras(parsed.data);
-      readings.push({ kind: 'performance', entity: 'organization', at: pollTime, labels: { scope: 'organization' }, fields: { ...period, ...fields } });
-    } else rejected.push({ reason: 'invalid_field', entity: 'organization', detail: `performance organization: ${describeIssue(parsed.error)}` });
+    const fr = new FieldReader(org, 'organization');
+    const { wallets: _w, data: _d, organization: _o, ...fields } = readFigures(org, fr);
+    rejected.push(...fr.rejected);
+    mergeSeen(seen, fr.seen);
+    readings.push({ kind: 'performance', entity: 'organization', at: pollTime, labels: { scope: 'organization' }, fields: { ...period, ...fields } });
   }
 
   const wallets = Array.isArray(root.wallets) ? root.wallets : [];
   for (const raw of wallets) {
-    const parsed = walletSchema.safeParse(raw);
-    const rawWallet = isObject(raw) ? raw.wallet ?? raw.wallet_address ?? raw.address : undefined;
-    if (!parsed.success) {
-      rejected.push({ reason: 'invalid_field', ...(typeof rawWallet === 'string' ? { entity: rawWallet } : {}), detail: `performance wallet: ${describeIssue(parsed.error)}` });
-      continue;
-    }
-    const { wallet_address, address, ...rest } = withExtras(parsed.data) as typeof parsed.data;
-    const wallet = rest.wallet ?? wallet_address ?? address;
+    const r = isObject(raw) ? raw : {};
+    const fr = new FieldReader(r, '');
+    const wallet = ADDRESS.map((k) => fr.read(k, readString)).find((w) => w !== null);
     if (!wallet) {
       rejected.push({ reason: 'missing_id', detail: 'performance wallet row without a wallet address' });
       continue;
     }
-    readings.push({ kind: 'performance', entity: wallet, at: pollTime, labels: { scope: 'wallet', wallet }, fields: { ...period, ...rest, wallet } });
+    const fields = readFigures(r, fr);
+    for (const f of fr.rejected) rejected.push({ ...f, entity: wallet });
+    mergeSeen(seen, fr.seen);
+    readings.push({ kind: 'performance', entity: wallet, at: pollTime, labels: { scope: 'wallet', wallet }, fields: { ...period, ...fields, wallet } });
   }
-  return { readings, rejected };
+  return { readings, rejected, seen };
 }

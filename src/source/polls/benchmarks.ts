@@ -1,5 +1,6 @@
 /** The `benchmarks` poll: the newest historical benchmark day per network and code. */
 import type { Reading, Rejection } from '../../model.js';
+import type { SeenForms } from '../read/seen.js';
 import { benchmarkReading } from '../parse/benchmarks.js';
 import { inShard } from '../shard.js';
 import { pollSchemas, type PollConfigOf } from './schemas.js';
@@ -19,11 +20,13 @@ async function run(cfg: PollConfigOf<'benchmarks'>, ctx: PollContext): Promise<P
   );
   const readings: Reading[] = [];
   const rejected: Rejection[] = [];
+  const seen: SeenForms = {};
   for (const r of results) {
     if (r.reading) readings.push(r.reading);
     rejected.push(...r.rejected);
+    for (const [field, forms] of Object.entries(r.seen)) for (const [how, n] of Object.entries(forms)) ((seen[field] ??= {})[how] = (seen[field]?.[how] ?? 0) + n);
   }
-  return { readings, rejected };
+  return { readings, rejected, seen };
 }
 
 /** The `benchmarks` poll kind. */
