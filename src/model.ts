@@ -24,6 +24,8 @@ export interface Reading {
   labels: Record<string, string>;
   /** The normalized record: see {@link MarketFields}, {@link PositionFields}, {@link BenchmarkFields}. */
   fields: Record<string, unknown>;
+  /** Fields the service sent but lookout could not read (field → reason): unknown this time, not absent (SPEC §6). */
+  unreadable?: Record<string, string>;
 }
 
 /** Nested market object of a metrics record. */

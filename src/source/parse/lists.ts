@@ -8,7 +8,7 @@ import type { Reading, Rejection } from '../../model.js';
 import { normalizeExtra } from '../values.js';
 import { readAmount } from '../read/amounts.js';
 import { readBoolean } from '../read/booleans.js';
-import { FieldReader, isObject } from '../read/fields.js';
+import { FieldReader, isObject, unreadableOf } from '../read/fields.js';
 import { readInteger, readNumber, readString } from '../read/numbers.js';
 import type { FieldRead } from '../read/result.js';
 import { mergeSeen, type SeenForms } from '../read/seen.js';
@@ -124,7 +124,7 @@ export function listReadings(kind: ListKind, rows: readonly unknown[], pollTime:
     fields.asset = asset;
     if (kind !== 'position' && r.symbol !== null) fields.symbol = r.symbol;
     for (const [k, v] of Object.entries({ timestamp, updated_at, created_at })) if (v !== null) fields[k] = v;
-    readings.push({ kind, entity, at: timestamp ?? updated_at ?? created_at ?? pollTime, labels: labelsOf(kind, r, wallet, asset), fields });
+    readings.push({ kind, entity, at: timestamp ?? updated_at ?? created_at ?? pollTime, labels: labelsOf(kind, r, wallet, asset), fields, ...unreadableOf(fr.rejected) });
   }
   return { readings, rejected, seen: forms };
 }

@@ -6,7 +6,7 @@
  */
 import type { MarketFields, MarketInfo, Reading, Rejection } from '../../model.js';
 import { readAmount } from '../read/amounts.js';
-import { FieldReader, isObject } from '../read/fields.js';
+import { FieldReader, isObject, unreadableOf } from '../read/fields.js';
 import { readInteger, readNumber, readString } from '../read/numbers.js';
 import { readOraclePrice, type OraclePriceMode } from '../read/oracle.js';
 import { readTime, toEpochMs } from '../read/times.js';
@@ -121,7 +121,7 @@ export function marketReadings(
     mergeSeen(seen, parsed.seen);
     const f = parsed.fields;
     // A row whose times cannot be read falls back to the poll's time; the field rejection flags it.
-    readings.push({ kind: 'market', entity, at: f.timestamp ?? f.created_at ?? pollTime, labels: marketLabels(f), fields: { ...f } });
+    readings.push({ kind: 'market', entity, at: f.timestamp ?? f.created_at ?? pollTime, labels: marketLabels(f), fields: { ...f }, ...unreadableOf(parsed.rejected) });
   }
   return { readings, rejected, seen };
 }

@@ -28,5 +28,11 @@ export class FieldReader {
   }
 }
 
+/** `{ unreadable }` for a reading whose fields had rejections (field → reason), else nothing. */
+export function unreadableOf(rejected: readonly Rejection[]): { unreadable?: Record<string, string> } {
+  const fields = rejected.filter((r) => r.field !== undefined);
+  return fields.length ? { unreadable: Object.fromEntries(fields.map((r) => [r.field as string, r.reason])) } : {};
+}
+
 /** True for a plain object. */
 export const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
