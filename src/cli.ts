@@ -53,6 +53,13 @@ program
   .action((o: { config: string }) => exit(async () => (await import('./commands/check.js')).runCheck(o.config, io)));
 
 program
+  .command('probe')
+  .description('read-only: one page of every configured poll from the service; how each field was read')
+  .requiredOption('-c, --config <file>', 'config file')
+  .option('--json', 'print the report as JSON')
+  .action((o: { config: string; json?: boolean }) => exit(async () => (await import('./commands/probe.js')).runProbe(o.config, o, io)));
+
+program
   .command('test')
   .description('run rule unit tests written in YAML')
   .argument('<files...>', 'rule test files')

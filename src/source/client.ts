@@ -104,6 +104,8 @@ export interface ClientOptions {
   random?: () => number;
   /** Wall clock (ms) for Retry-After given as an HTTP date. */
   now?: () => number;
+  /** At `max_pages`, stop and keep what was read instead of failing (`lookout probe`). */
+  stopAtPageCap?: boolean;
 }
 
 /** Joins a configured URL (which may carry a path prefix) with an endpoint path and query. */
@@ -139,7 +141,7 @@ export function createDataServiceClient(cfg: SourceConfig, opts: ClientOptions =
   const list = (path: string) => (query: ListQuery, o: CallOptions = {}) => {
     const limit = Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(query.limit ?? MAX_LIST_LIMIT)));
     const params = { ...query, limit };
-    return walkCursorPages(http, `GET ${urlOf(base, path).pathname}`, (cursor) => urlOf(base, path, { ...params, next_cursor: cursor }), cfg.max_pages, o.signal);
+    return walkCursorPages(http, `GET ${urlOf(base, path).pathname}`, (cursor) => urlOf(base, path, { ...params, next_cursor: cursor }), cfg.max_pages, o.signal, opts.stopAtPageCap ?? false);
   };
 
   return {
@@ -193,7 +195,7 @@ export function createDataServiceClient(cfg: SourceConfig, opts: ClientOptions =
     benchmarks(q, o = {}) {
       const path = ENDPOINTS.benchmarks + encodeURIComponent(q.network);
       const query = { code: q.code, fromTimestamp: q.fromTimestamp, toTimestamp: q.toTimestamp, perPage: q.perPage };
-      return walkNumberedPages(http, `GET ${urlOf(catalog, path).pathname}`, (page) => urlOf(catalog, path, { ...query, page }), cfg.max_pages, o.signal);
+      return walkNumberedPages(http, `GET ${urlOf(catalog, path).pathname}`, (page) => urlOf(catalog, path, { ...query, page }), cfg.max_pages, o.signal, opts.stopAtPageCap ?? false);
     },
 
     close: () => http.close(),

@@ -9,6 +9,8 @@ import type { HttpClient } from './http.js';
 export interface PageWalk {
   rows: unknown[];
   pages: number;
+  /** More rows were there, left unread (only with `stopAtCap`: `lookout probe` reads one page). */
+  truncated?: boolean;
 }
 
 function paginationError(endpoint: string, reason: string, message: string): DataServiceError {
@@ -54,6 +56,7 @@ export async function walkCursorPages(
   url: (cursor: string | undefined) => URL,
   maxPages: number,
   signal?: AbortSignal,
+  stopAtCap = false,
 ): Promise<PageWalk> {
   const rows: unknown[] = [];
   const seen = new Set<string>();
@@ -68,6 +71,7 @@ export async function walkCursorPages(
     if (!hasMore) return { rows, pages: page };
     if (next === undefined) throw paginationError(endpoint, 'missing_cursor', `page ${page} says has_more but gives no next_cursor`);
     if (seen.has(next)) throw paginationError(endpoint, 'repeated_cursor', `page ${page} repeats cursor ${JSON.stringify(next.slice(0, 64))}`);
+    if (page >= maxPages && stopAtCap) return { rows, pages: page, truncated: true };
     if (page >= maxPages) throw paginationError(endpoint, 'page_cap', `still more rows after ${maxPages} pages (source.max_pages)`);
     seen.add(next);
     cursor = next;
@@ -84,6 +88,7 @@ export async function walkNumberedPages(
   url: (page: number) => URL,
   maxPages: number,
   signal?: AbortSignal,
+  stopAtCap = false,
 ): Promise<PageWalk> {
   const rows: unknown[] = [];
   const seen = new Set<number>();
@@ -101,6 +106,7 @@ export async function walkNumberedPages(
     const next = Number(rawNext);
     if (!Number.isInteger(next) || next < 0) throw schemaError(endpoint, `page ${page} gives nextPage ${JSON.stringify(rawNext)}, not a page number`);
     if (seen.has(next)) throw paginationError(endpoint, 'repeated_cursor', `page ${page} points back to page ${next}`);
+    if (count >= maxPages && stopAtCap) return { rows, pages: count, truncated: true };
     if (count >= maxPages) throw paginationError(endpoint, 'page_cap', `still more pages after ${maxPages} (source.max_pages)`);
     page = next;
   }
