@@ -54,7 +54,8 @@ export async function fedMetrics(now = Date.now()): Promise<{ metrics: Metrics; 
   const polls = await simulatedReadings({ now });
   const metrics = createMetrics({ version: '0.1.0' });
   for (const [poll, readings] of polls) {
-    metrics.observePoll(outcome(poll, true, { readings, rejected: [{ reason: 'invalid_field', detail: 'x' }] }), 0.3);
+    const rejected = [{ reason: 'invalid_field', detail: 'x' }, { reason: 'not_a_price', entity: 'm1', field: 'oracle_price', detail: 'x' }];
+    metrics.observePoll(outcome(poll, true, { readings, rejected }), 0.3);
     metrics.setReadings(poll, readings, now);
   }
   metrics.observePoll(outcome('markets', false), 0.1);
