@@ -11,6 +11,7 @@ import { openStore, type Store } from './store/index.js';
 import { Scheduler } from './scheduler/index.js';
 import { runPoll } from './poll-runner.js';
 import { FieldRejectionLog } from './source/field-log.js';
+import type { MarketDecimals } from './source/parse/markets.js';
 import { createDataServiceClient, type DataServiceClient } from './source/client.js';
 import { runPoll as runPollKind } from './source/polls/registry.js';
 import { DataServiceError } from './source/errors.js';
@@ -101,6 +102,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     return new AlertEngine({ store, clock, log: log.child({ component: 'alerts' }), ...engineSettings(cfg) });
   }
 
+  // A market's token decimals never change: remembered across polls for rows that come without them.
+  const marketDecimals = new Map<string, MarketDecimals>();
   const fetch = async (poll: PollConfig, signal: AbortSignal, now: number) => {
     // A poll's own deadline (default: every retry of a few pages) bounds the run; the outer signal is shutdown.
     const limit = poll.timeout ?? config.source.timeout * (config.source.retries + 1) * 4;
@@ -113,6 +116,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         log: log.child({ poll: poll.name }),
         ...(config.shard ? { shard: config.shard } : {}),
         oraclePrice: config.source.oracle_price ?? 'auto',
+        marketDecimals,
       });
     } catch (err) {
       if (deadline.aborted && !signal.aborted) {

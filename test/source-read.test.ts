@@ -102,6 +102,23 @@ describe('oracle_price (WETH in USDC: 36 + 6 − 18 = 24)', () => {
     expect(v.unit).toBeCloseTo(raw === '3012' ? 3012 : 3012.55, 9);
     if (raw !== '3012') expect(v.raw).toBe(SCALED);
   });
+  it('a row without its market object borrows the decimals from an older row of the answer, or from an earlier poll', () => {
+    const market = { loan_asset_decimals: '6', collateral_asset_decimals: 18 };
+    const decimals = new Map();
+    const rows = [
+      { market_id: 'm', timestamp: 1, market, oracle_price: SCALED },
+      { market_id: 'm', timestamp: 2, oracle_price: SCALED, total_borrowed: '10.5' },
+    ];
+    const first = marketReadings(rows, 1, { decimals });
+    expect(first.rejected).toEqual([]);
+    expect(first.readings[0]!.fields).toMatchObject({ oracle_price_scaled: 3012.55, total_borrowed: '10500000' });
+    const later = marketReadings([rows[1]], 1, { decimals });
+    expect(later.readings[0]!.fields.oracle_price_scaled).toBe(3012.55);
+    const none = marketReadings([rows[1]], 1, { decimals: new Map() });
+    expect(none.readings[0]!.fields.oracle_price_scaled).toBeNull();
+    expect(none.rejected).toEqual([expect.objectContaining({ field: 'total_borrowed', reason: 'needs_decimals' })]);
+  });
+
   it('without the decimals a scaled price has no unit value, a unit price no scaled one (not a rejection)', () => {
     expect(value(readOraclePrice(SCALED, 'auto', null, 18))).toEqual({ raw: SCALED, unit: null });
     expect(value(readOraclePrice('3012.55', 'auto', null, null))).toEqual({ raw: null, unit: 3012.55 });

@@ -16,6 +16,25 @@ import { mergeSeen, type SeenForms } from '../read/seen.js';
 export interface MarketParseOptions {
   /** `source.oracle_price`. */
   oraclePrice?: OraclePriceMode;
+  /**
+   * Decimals of each market seen so far (a market's tokens never change): fills in a row that came without
+   * its nested `market` object, so its scaled oracle price and token-unit amounts still read. Updated here.
+   */
+  decimals?: Map<string, MarketDecimals>;
+}
+
+/** A market's loan and collateral token decimals. */
+export interface MarketDecimals {
+  loan: number;
+  collateral: number;
+}
+
+/** The decimals a raw row's nested market object gives, if both are readable. */
+function rowDecimals(r: Record<string, unknown>): MarketDecimals | undefined {
+  if (!isObject(r.market)) return undefined;
+  const loan = readInteger(r.market.loan_asset_decimals);
+  const collateral = readInteger(r.market.collateral_asset_decimals);
+  return loan.ok && loan.value !== null && collateral.ok && collateral.value !== null ? { loan: loan.value, collateral: collateral.value } : undefined;
 }
 
 /** Sort time of a raw row (timestamp, else created_at); +Infinity when present but unreadable, so a bad newest row is never skipped. */
@@ -71,8 +90,10 @@ export function parseMetricsRow(
 ): { fields: MarketFields; rejected: Rejection[]; seen: Record<string, string> } {
   const fr = new FieldReader(r, marketId);
   const market = readMarketInfo(r.market, fr);
-  const loanDec = market.loan_asset_decimals;
-  const oracle = fr.read('oracle_price', (v) => readOraclePrice(v, opts.oraclePrice ?? 'auto', loanDec, market.collateral_asset_decimals));
+  const known = opts.decimals?.get(marketId);
+  const loanDec = market.loan_asset_decimals ?? known?.loan ?? null;
+  const collDec = market.collateral_asset_decimals ?? known?.collateral ?? null;
+  const oracle = fr.read('oracle_price', (v) => readOraclePrice(v, opts.oraclePrice ?? 'auto', loanDec, collDec));
   const fields: MarketFields = {
     market_id: marketId,
     id: fr.read('id', readString),
@@ -110,6 +131,8 @@ export function marketReadings(
       rejected.push({ reason: 'missing_id', detail: 'metrics row without a usable market_id' });
       continue;
     }
+    const decimals = opts.decimals && rowDecimals(row);
+    if (decimals) opts.decimals!.set(id.value, decimals);
     const t = rawTime(row);
     const had = newest.get(id.value);
     if (!had || t > had.t) newest.set(id.value, { row, t });
