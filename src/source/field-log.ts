@@ -4,6 +4,8 @@
  */
 import type { Rejection } from '../model.js';
 
+const MAX_REMEMBERED = 100_000;
+
 /** Remembers what was last logged for each unreadable field. */
 export class FieldRejectionLog {
   private readonly last = new Map<string, string>();
@@ -13,6 +15,8 @@ export class FieldRejectionLog {
     const now = new Map<string, Rejection>();
     for (const r of rejected) if (r.field !== undefined) now.set(`${poll}\u0000${r.entity ?? ''}\u0000${r.field}`, r);
     const fresh: Rejection[] = [];
+    // Entities that vanish while unreadable would be remembered forever: past this many, start over (a line again, once).
+    if (this.last.size > MAX_REMEMBERED) this.last.clear();
     for (const [key, r] of now) {
       const sent = `${r.reason}\u0000${r.sent ?? r.detail}`;
       if (this.last.get(key) !== sent) fresh.push(r);
