@@ -184,6 +184,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     startHttpServer({
       listen: config.server.listen,
       ...(config.server.token ? { token: config.server.token } : {}),
+      allowedHosts: () => config.server.allowed_hosts,
       metrics,
       log: log.child({ component: 'http' }),
       ready: () => (!ready ? { ok: false, reason: 'starting' } : store.writable() ? { ok: true } : { ok: false, reason: 'database is not writable' }),
