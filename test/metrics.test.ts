@@ -10,6 +10,8 @@ const SPEC_METRICS: [string, string, readonly string[]][] = [
   ...SPEC_FAMILIES.filter((f) => f.type !== 'histogram').map((f): [string, string, readonly string[]] => [f.name, f.type, f.labels]),
   ['lookout_data_errors_total', 'counter', ['rule', 'reason']],
   ['lookout_poll_skipped_total', 'counter', ['poll']],
+  ['lookout_store_errors_total', 'counter', ['operation', 'reason']],
+  ['lookout_store_writable', 'gauge', []],
 ];
 
 function fullyFed() {
@@ -25,6 +27,8 @@ function fullyFed() {
   m.notification('slack', 'sent');
   m.dataError('util_high', 'utilization_out_of_range');
   m.pollSkipped('markets');
+  m.storeError('poll', 'full');
+  m.setStoreWritable(false);
   return m;
 }
 

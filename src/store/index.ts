@@ -61,7 +61,7 @@ export interface Store {
   meta: MetaRepo;
   /** Runs fn in one transaction (nested calls become savepoints, as better-sqlite3 does). fn must be synchronous. */
   transaction<T>(fn: () => T): T;
-  /** True when the DB accepts a write right now (for /readyz): a meta write inside a rolled-back savepoint. */
+  /** True when the DB's write lock can be taken right now (for /readyz): a meta write inside a rolled-back transaction. */
   writable(): boolean;
   /**
    * Deletes reading history and poll runs older than `olderThan` (batched), label sets no longer used
@@ -133,20 +133,22 @@ function buildStore(db: Database.Database, path: string, readonly: boolean, cloc
 
   function writable(): boolean {
     if (readonly || !db.open) return false;
+    // Inside a caller's transaction there is nothing to probe without touching it (not reached: callers are synchronous).
+    if (db.inTransaction) return true;
     // A short lock wait: /readyz must answer quickly even while another process holds the write lock.
     const prev = db.pragma('busy_timeout', { simple: true }) as number;
-    let inSavepoint = false;
     try {
       db.pragma('busy_timeout = 250');
-      db.exec('SAVEPOINT lookout_writable_probe');
-      inSavepoint = true;
+      db.exec('BEGIN IMMEDIATE');
       probe.run();
       return true;
     } catch {
       return false;
     } finally {
+      // Always a ROLLBACK, never a commit: a commit can fail on a full disk and leave the connection inside a
+      // transaction that every later write would nest in, never committed.
       try {
-        if (inSavepoint) db.exec('ROLLBACK TO lookout_writable_probe; RELEASE lookout_writable_probe');
+        if (db.inTransaction) db.exec('ROLLBACK');
         db.pragma(`busy_timeout = ${prev}`);
       } catch {
         // the connection is unusable: the probe already answered false or the next call will

@@ -1,0 +1,143 @@
+/**
+ * Disk faults under the real daemon (issue 13): its DB on a tmpfs of a few MiB that the test fills to the last byte
+ * and frees again. The daemon keeps running and says why on /readyz and /metrics; polls fail with reason `store` and
+ * change no alert; a notification already in the outbox survives; when space returns everything resumes without a
+ * restart, and nothing is announced twice.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { apiAlerts, DaemonProcess, getText, killAll, sample, until } from './fixtures/daemon/harness.js';
+import { SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
+import { cannotMount, SmallDisk } from './fixtures/daemon/disk.js';
+import { openStore } from '../src/store/index.js';
+
+const why = cannotMount();
+// Under CI a missing privilege is a broken setup, not a reason to skip (as with the tools of test/tools.ts).
+if (why !== undefined && process.env.CI) throw new Error(`${why}: under CI the disk-fault tests cannot skip`);
+
+let sim: SimHandle | undefined;
+let slack: SlackRecorder | undefined;
+let disk: SmallDisk | undefined;
+afterEach(async () => {
+  await killAll();
+  await sim?.close();
+  await slack?.stop();
+  disk?.unmount();
+  sim = slack = disk = undefined;
+});
+
+/** Poll runs started at or after `since` that a second connection sees (committed to the file). */
+function committedRunsSince(db: string, since: number): number {
+  const conn = new Database(db, { readonly: true, fileMustExist: true });
+  try {
+    return (conn.prepare('SELECT count(*) AS n FROM poll_runs WHERE started_at >= ?').get(since) as { n: number }).n;
+  } finally {
+    conn.close();
+  }
+}
+
+async function readyz(url: string): Promise<{ status: number; body: { status?: string; error?: string; message?: string } }> {
+  const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(20_000) });
+  return { status: res.status, body: (await res.json()) as { status?: string; message?: string } };
+}
+
+describe.skipIf(why !== undefined)(`a full disk under the daemon${why ? ` (skipped: ${why})` : ''}`, () => {
+  it('store.writable() on a full disk leaves no transaction open, so later writes are not swallowed by one never committed', () => {
+    disk = SmallDisk.mount(2 * 1024 * 1024);
+    const store = openStore(join(disk.dir, 'probe.db'));
+    try {
+      const before = store.polls.lastAll().length;
+      disk.fill();
+      // A write that needs space fails and is rolled back; then /readyz probes.
+      expect(() => store.transaction(() => store.meta.set('filler', 'x'.repeat(256 * 1024)))).toThrow(/full/);
+      store.writable();
+      expect(store.db.inTransaction).toBe(false);
+      disk.release();
+      store.transaction(() => store.meta.set('after_release', '1'));
+      const other = new Database(join(disk.dir, 'probe.db'), { readonly: true, fileMustExist: true });
+      try {
+        expect(other.prepare(`SELECT value FROM meta WHERE key = 'after_release'`).get()).toEqual({ value: '1' });
+      } finally {
+        other.close();
+      }
+      expect(store.polls.lastAll().length).toBe(before);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('keeps running and says why, fails polls with reason store without touching alerts, keeps the outbox, and resumes once space returns — one FIRING in all', async () => {
+    sim = await SimHandle.spiking();
+    slack = await new SlackRecorder().start();
+    // Slack is down from the start: the FIRING message waits in the outbox when the disk fills.
+    slack.respond(500);
+    disk = SmallDisk.mount(16 * 1024 * 1024);
+    const db = join(disk.dir, 'lookout.db');
+    const market = sim.market(0);
+    const file = writeConfig(join(disk.dir, 'lookout.yaml'), {
+      sim,
+      db,
+      rules: [utilRule('util-high', market)],
+      notifiers: { slack: { type: 'slack', webhook_url: slack.url } },
+      sourceDownAfter: 3,
+    });
+    const { daemon, url } = await DaemonProcess.start(file);
+    const diag = () => `${slack!.summary()}\n${daemon.diag()}`;
+    await slack.waitFor('a FIRING attempt (answered 500)', (p) => p.some((x) => x.text.startsWith('FIRING') && x.text.includes(market)), 20_000, diag);
+    const before = await apiAlerts(url);
+    const firing = before.find((a) => a.rule === 'util-high' && a.entity === market);
+    expect(firing?.state).toBe('firing');
+
+    // The fault: every free byte of the filesystem taken.
+    disk.fill();
+    expect(disk.free()).toBeLessThan(64 * 1024);
+    await daemon.waitForLog((l) => l.msg === 'poll' && l.outcome === 'store_failed' && l.reason === 'store', 60_000, 'a poll that could not be stored');
+    const notReady = await until('/readyz 503 naming the full disk', async () => {
+      const r = await readyz(url);
+      return r.status === 503 && /disk is full/.test(r.body.message ?? '') ? r : undefined;
+    }, 30_000, diag, 200);
+    expect(notReady.body.error).toBe('not_ready');
+    const text = await getText(`${url}/metrics`);
+    expect(sample(text, 'lookout_store_writable')).toBe(0);
+    expect(sample(text, 'lookout_store_errors_total', { operation: 'poll', reason: 'full' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'lookout_poll_errors_total', { poll: 'markets', reason: 'store' })).toBeGreaterThanOrEqual(1);
+    // More polls fail while the disk stays full (source_down.after is 3): nothing about the alerts changes.
+    const failedBefore = daemon.count((l) => l.msg === 'poll' && l.outcome === 'store_failed');
+    await daemon.waitForLog((l) => l.msg === 'poll' && l.outcome === 'store_failed', 60_000, '4 more polls that could not be stored', failedBefore + 4);
+    expect(daemon.running).toBe(true);
+    const during = await apiAlerts(url);
+    expect(during.map((a) => [a.rule, a.entity, a.state, a.since])).toEqual(before.map((a) => [a.rule, a.entity, a.state, a.since]));
+    expect(during.some((a) => a.rule === 'source_down')).toBe(false);
+
+    // Space returns: polls store again, /readyz is 200, the gauge says so; no restart.
+    disk.release();
+    const released = Date.now();
+    await daemon.waitForPolls(1, 30_000);
+    // Committed, not merely believed: a second connection sees a run that started after the release.
+    expect(committedRunsSince(db, released)).toBeGreaterThanOrEqual(1);
+    await until('/readyz 200', async () => ((await readyz(url)).status === 200 ? true : undefined), 30_000, diag, 200);
+    expect(sample(await getText(`${url}/metrics`), 'lookout_store_writable')).toBe(1);
+    // Slack is back: the FIRING message that waited through the fault goes out, once.
+    slack.respond(200);
+    await slack.waitFor('the FIRING message delivered', (p) => p.some((x) => x.status === 200 && x.text.startsWith('FIRING') && x.text.includes(market)), 30_000, diag);
+    await daemon.waitForPolls(3, 30_000);
+    await daemon.waitForLog((l) => l.msg === 'notify_sent', 10_000, 'notify_sent');
+    expect(slack.about('FIRING', market, true), slack.summary()).toHaveLength(1);
+    expect(slack.about('RESOLVED', market), slack.summary()).toEqual([]);
+    // Every attempt, before and after the fault, carried the one dedup key.
+    expect(new Set(slack.about('FIRING', market).map((p) => p.key)).size).toBe(1);
+    expect((await apiAlerts(url)).find((a) => a.rule === 'util-high' && a.entity === market)?.state).toBe('firing');
+
+    daemon.signal('SIGTERM');
+    expect(await daemon.waitExit(15_000), daemon.diag()).toEqual({ code: 0, signal: null });
+    const conn = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      expect(conn.pragma('integrity_check', { simple: true })).toBe('ok');
+      const rows = conn.prepare(`SELECT status, count(*) AS n FROM notify_messages GROUP BY status`).all();
+      expect(rows).toEqual([{ status: 'sent', n: 1 }]);
+    } finally {
+      conn.close();
+    }
+  }, 180_000);
+});
