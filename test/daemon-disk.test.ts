@@ -102,13 +102,17 @@ describe.skipIf(why !== undefined)(`a full disk under the daemon${why ? ` (skipp
     expect(sample(text, 'lookout_store_writable')).toBe(0);
     expect(sample(text, 'lookout_store_errors_total', { operation: 'poll', reason: 'full' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'lookout_poll_errors_total', { poll: 'markets', reason: 'store' })).toBeGreaterThanOrEqual(1);
-    // More polls fail while the disk stays full (source_down.after is 3): nothing about the alerts changes.
+    // Slack is back while the disk is still full: nothing may go out that could not be recorded as sent (it would go out
+    // again once the disk frees). More polls fail meanwhile (source_down.after is 3): nothing about the alerts changes.
+    slack.respond(200);
     const failedBefore = daemon.count((l) => l.msg === 'poll' && l.outcome === 'store_failed');
     await daemon.waitForLog((l) => l.msg === 'poll' && l.outcome === 'store_failed', 60_000, '4 more polls that could not be stored', failedBefore + 4);
     expect(daemon.running).toBe(true);
     const during = await apiAlerts(url);
     expect(during.map((a) => [a.rule, a.entity, a.state, a.since])).toEqual(before.map((a) => [a.rule, a.entity, a.state, a.since]));
     expect(during.some((a) => a.rule === 'source_down')).toBe(false);
+    expect(slack.delivered(), slack.summary()).toEqual([]);
+    expect(daemon.count((l) => l.msg === 'notify_store_failed' || l.msg === 'notify_pump_failed')).toBeGreaterThanOrEqual(1);
 
     // Space returns: polls store again, /readyz is 200, the gauge says so; no restart.
     disk.release();
@@ -118,8 +122,7 @@ describe.skipIf(why !== undefined)(`a full disk under the daemon${why ? ` (skipp
     expect(committedRunsSince(db, released)).toBeGreaterThanOrEqual(1);
     await until('/readyz 200', async () => ((await readyz(url)).status === 200 ? true : undefined), 30_000, diag, 200);
     expect(sample(await getText(`${url}/metrics`), 'lookout_store_writable')).toBe(1);
-    // Slack is back: the FIRING message that waited through the fault goes out, once.
-    slack.respond(200);
+    // The FIRING message that waited through the fault goes out, once.
     await slack.waitFor('the FIRING message delivered', (p) => p.some((x) => x.status === 200 && x.text.startsWith('FIRING') && x.text.includes(market)), 30_000, diag);
     await daemon.waitForPolls(3, 30_000);
     await daemon.waitForLog((l) => l.msg === 'notify_sent', 10_000, 'notify_sent');
