@@ -4,12 +4,13 @@
  * change no alert; a notification already in the outbox survives; when space returns everything resumes without a
  * restart, and nothing is announced twice.
  */
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { apiAlerts, DaemonProcess, getText, killAll, sample, until } from './fixtures/daemon/harness.js';
 import { SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
-import { cannotMount, SmallDisk } from './fixtures/daemon/disk.js';
+import { cannotMount, privileged, SmallDisk } from './fixtures/daemon/disk.js';
 import { openStore } from '../src/store/index.js';
 
 const why = cannotMount();
@@ -143,4 +144,83 @@ describe.skipIf(why !== undefined)(`a full disk under the daemon${why ? ` (skipp
       conn.close();
     }
   }, 180_000);
+});
+
+/** Sets or clears the immutable flag on every file that exists. */
+function immutable(on: boolean, files: string[]): void {
+  const r = privileged('chattr', [on ? '+i' : '-i', ...files.filter((f) => existsSync(f))]);
+  if (!r.ok) throw new Error(`chattr ${on ? '+i' : '-i'}: ${r.out}`);
+}
+
+const whyExt4 = why ?? cannotMount({ ext4: true });
+if (whyExt4 !== undefined && process.env.CI) throw new Error(`${whyExt4}: under CI the read-only test cannot skip`);
+
+describe.skipIf(whyExt4 !== undefined)(`a read-only DB file${whyExt4 ? ` (skipped: ${whyExt4})` : ''}`, () => {
+  let files: string[] = [];
+  afterEach(() => {
+    if (files.length) privileged('chattr', ['-i', ...files.filter((f) => existsSync(f))]);
+    files = [];
+  });
+
+  it('chattr +i under the running daemon: polls fail with reason store, /readyz and /metrics say why, alerts stay; -i resumes without a restart; a restart while read-only refuses with one clear line', async () => {
+    sim = await SimHandle.spiking();
+    disk = SmallDisk.tryMountExt4(32 * 1024 * 1024) as SmallDisk;
+    const db = join(disk.dir, 'lookout.db');
+    files = [db, `${db}-wal`, `${db}-shm`];
+    const market = sim.market(0);
+    const file = writeConfig(join(disk.dir, 'lookout.yaml'), { sim, db, rules: [utilRule('util-high', market)], sourceDownAfter: 3 });
+    const { daemon, url } = await DaemonProcess.start(file);
+    const diag = () => daemon.diag();
+    await until('the alert firing', async () => ((await apiAlerts(url)).some((a) => a.entity === market && a.state === 'firing') ? true : undefined), 20_000, diag);
+    await daemon.waitForPolls(1, 20_000);
+    const before = await apiAlerts(url);
+
+    // The fault: the DB file, its WAL and shared memory made immutable; ext4 refuses writes through open descriptors too.
+    immutable(true, files);
+    expect(() => closeSync(openSync(db, 'r+'))).toThrow(/EPERM/);
+    await daemon.waitForLog((l) => l.msg === 'poll' && l.outcome === 'store_failed' && l.reason === 'store', 30_000, 'a poll that could not be stored');
+    const failed = daemon.count((l) => l.msg === 'poll' && l.outcome === 'store_failed');
+    await daemon.waitForLog((l) => l.msg === 'poll' && l.outcome === 'store_failed', 30_000, '3 more polls that could not be stored', failed + 3);
+    const notReady = await readyz(url);
+    expect(notReady.status).toBe(503);
+    expect(notReady.body.message).toMatch(/^database is not writable: /);
+    const text = await getText(`${url}/metrics`);
+    expect(sample(text, 'lookout_store_writable')).toBe(0);
+    const reasons = text.split('\n').filter((l) => l.startsWith('lookout_store_errors_total{'));
+    expect(reasons.join('\n')).toMatch(/operation="poll",reason="(io|readonly)"/);
+    expect(sample(text, 'lookout_poll_errors_total', { poll: 'markets', reason: 'store' })).toBeGreaterThanOrEqual(4);
+    expect(daemon.running).toBe(true);
+    const during = await apiAlerts(url);
+    expect(during.map((a) => [a.rule, a.entity, a.state, a.since])).toEqual(before.map((a) => [a.rule, a.entity, a.state, a.since]));
+
+    // Writable again: the same process stores polls again, /readyz is 200.
+    immutable(false, files);
+    const released = Date.now();
+    await daemon.waitForPolls(2, 30_000);
+    expect(committedRunsSince(db, released)).toBeGreaterThanOrEqual(1);
+    await until('/readyz 200', async () => ((await readyz(url)).status === 200 ? true : undefined), 30_000, diag, 200);
+    expect(sample(await getText(`${url}/metrics`), 'lookout_store_writable')).toBe(1);
+    expect((await apiAlerts(url)).find((a) => a.entity === market)?.state).toBe('firing');
+    daemon.signal('SIGTERM');
+    expect((await daemon.waitExit(15_000)).code, daemon.diag()).toBe(0);
+
+    // A restart onto a read-only file: SQLite would open it read-only for good, so lookout refuses to start and says why.
+    immutable(true, files);
+    const refused = DaemonProcess.spawn(file);
+    const exit = await refused.waitExit(15_000);
+    expect(exit.code, refused.diag()).toBe(2);
+    expect(refused.stderr).toContain(`database ${db} is read-only`);
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
+    immutable(false, files);
+    const again = await DaemonProcess.start(file);
+    await again.daemon.waitForPolls(1, 20_000);
+    again.daemon.signal('SIGTERM');
+    expect((await again.daemon.waitExit(15_000)).code).toBe(0);
+    const conn = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      expect(conn.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      conn.close();
+    }
+  }, 150_000);
 });

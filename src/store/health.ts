@@ -26,7 +26,7 @@ const WORDS: Record<StoreFailureReason, string> = {
   full: 'the disk is full',
   readonly: 'the file or its filesystem is read-only',
   locked: 'the database is locked by another process',
-  io: 'a disk I/O error',
+  io: 'a disk I/O error (a failing disk, or the file made read-only under lookout)',
   corrupt: 'the database file is damaged',
   other: 'an unexpected database error',
 };

@@ -110,6 +110,7 @@ export function openStore(path: string, opts: StoreOptions = {}): Store {
       }
       db.pragma('synchronous = NORMAL');
       migrate(db, { file, clock, log, list: opts.migrations ?? knownMigrations });
+      if (!memory) assertWritable(db, file);
     } else {
       checkSchema(db, file, opts.migrations ?? knownMigrations);
     }
@@ -118,6 +119,30 @@ export function openStore(path: string, opts: StoreOptions = {}): Store {
     db.close();
     if (err instanceof StoreError) throw err;
     throw new StoreError('E_STORE_OPEN', `cannot open database ${file}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * SQLite opens a file it may not write (permissions, `chattr +i`, a read-only mount) for reading without a word, and that
+ * connection stays read-only even once the file is writable again. A daemon on it could never store a poll, so it
+ * refuses to start with a clear message instead; its supervisor's restart finds the file writable once it is fixed.
+ */
+function assertWritable(db: Database.Database, file: string): void {
+  const prev = db.pragma('busy_timeout', { simple: true }) as number;
+  try {
+    // Short: a lock held by another process is not what this looks for, and must not hold up the start.
+    db.pragma('busy_timeout = 250');
+    db.exec('BEGIN IMMEDIATE');
+    db.prepare(`INSERT INTO meta (key, value, updated_at) VALUES ('writable_probe', '1', 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run();
+  } catch (err) {
+    const code = String((err as { code?: unknown }).code ?? '');
+    // Locked by another process is not read-only: the daemon starts and its writes wait for the lock.
+    if (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM') {
+      throw new StoreError('E_STORE_READONLY', `database ${file} is read-only (file permissions, an immutable flag or a read-only filesystem): lookout needs to write it`, { cause: err });
+    }
+  } finally {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    db.pragma(`busy_timeout = ${prev}`);
   }
 }
 
