@@ -8,6 +8,7 @@ import type { Config } from './config/load.js';
 import { createLogger, type Logger } from './log.js';
 import type { Alert, AlertEvent, PollOutcome } from './model.js';
 import { openStore, type Store } from './store/index.js';
+import { StoreHealth } from './store/health.js';
 import { Scheduler } from './scheduler/index.js';
 import { runPoll } from './poll-runner.js';
 import { FieldRejectionLog } from './source/field-log.js';
@@ -67,6 +68,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const store = openStore(config.storage.path, { clock, log });
   const metrics = createMetrics({ clock, ...(opts.version ? { version: opts.version } : {}) });
   const alertRepo = createAlertRepo(store.db);
+  const health = new StoreHealth({
+    now: () => clock.now(),
+    onFailure: (operation, reason) => metrics.storeError(operation, reason),
+    onChange: (s) => {
+      metrics.setStoreWritable(s.writable);
+      if (s.writable) log.info('store_writable', {});
+      else log.error('store_not_writable', { reason: s.reason, message: s.message });
+    },
+  });
 
   let client: DataServiceClient = makeClient(config);
   const engine = makeEngine(config);
@@ -78,6 +88,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     clock,
     log: log.child({ component: 'notify' }),
     onResult: (notifier, outcome) => metrics.notification(notifier, outcome),
+    onStoreError: (err) => health.failed('notify', err),
     secrets: () => config.secrets,
     ...(opts.consoleOut ? { stdout: opts.consoleOut } : {}),
   });
@@ -140,8 +151,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     fetch,
     evaluate: (outcome: PollOutcome, now: number) => engine.applyPoll(outcome, now),
     enqueue: (events: unknown[], now: number) => notifications.outbox.enqueue(events as AlertEvent[], now),
-    storeFailed: (poll: string) => metrics.pollStoreFailed(poll),
+    storeFailed: (poll: string, err: unknown) => {
+      metrics.pollStoreFailed(poll);
+      health.failed('poll', err);
+    },
     after: (outcome: PollOutcome, seconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }) => {
+      // The poll's transaction committed: the DB takes writes (again).
+      health.succeeded();
       metrics.observePoll(outcome, seconds);
       if (outcome.ok) metrics.setReadings(outcome.poll, outcome.readings, clock.now());
       metrics.observeEvaluation(result.durationMs / 1000);
@@ -173,6 +189,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       }
       metrics.setOutboxPending(dispatcher.pending());
     } catch (err) {
+      health.failed('tick', err);
       log.error('tick_failed', { err });
     }
   };
@@ -185,6 +202,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       const muted = silences.prune(before);
       if (r.readings || r.pollRuns || events) log.info('pruned', { readings: r.readings, poll_runs: r.pollRuns, alert_events: events, deliveries, silences: muted });
     } catch (err) {
+      health.failed('prune', err);
       log.error('prune_failed', { err });
     }
   };
@@ -192,9 +210,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     startHttpServer({
       listen: config.server.listen,
       ...(config.server.token ? { token: config.server.token } : {}),
+      allowedHosts: () => config.server.allowed_hosts,
       metrics,
       log: log.child({ component: 'http' }),
-      ready: () => (!ready ? { ok: false, reason: 'starting' } : store.writable() ? { ok: true } : { ok: false, reason: 'database is not writable' }),
+      ready: () => readiness(ready, store, health),
       alerts: () => engine.alerts().map(apiAlert),
       polls: () => store.polls.lastAll().map(apiPoll),
       silences: {
@@ -279,6 +298,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       return stopped;
     },
   };
+}
+
+/** /readyz: starting; the DB locked right now (a short probe); or the last write failed (a full disk shows only in writes). */
+function readiness(started: boolean, store: Store, health: StoreHealth): { ok: boolean; reason?: string } {
+  if (!started) return { ok: false, reason: 'starting' };
+  if (!store.writable()) return { ok: false, reason: 'database is not writable' };
+  const h = health.state();
+  if (!h.writable) return { ok: false, reason: `database is not writable: ${h.message} (since ${new Date(h.since ?? 0).toISOString()}; polls fail until a write succeeds)` };
+  return { ok: true };
 }
 
 /** Settings a reload cannot apply (the store, the listener, the logger are built once); names only, never values. */

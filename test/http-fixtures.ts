@@ -1,4 +1,5 @@
 /** A fake daemon behind the HTTP server: alerts, polls, readiness and a silence store that validates like the real one. */
+import { request } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { LookoutError } from '../src/errors.js';
 import { ManualClock } from '../src/clock.js';
@@ -118,4 +119,28 @@ export function pollStatus(name: string, ok: boolean, extra: Partial<PollStatus>
     rejected: ok ? 2 : null,
     ...extra,
   };
+}
+
+/** An answer of {@link rawRequest}. */
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/**
+ * One request with exactly the headers given (node:http, not fetch: fetch fills in or forbids some, e.g. Host and
+ * Origin), as a web page, curl or a rebinding page would send it.
+ */
+export function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers ?? {}, timeout: 10_000 }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error(`${opts.method ?? 'GET'} ${url}: no answer within 10 s`)));
+    req.end(opts.body);
+  });
 }

@@ -10,6 +10,8 @@ const SPEC_METRICS: [string, string, readonly string[]][] = [
   ...SPEC_FAMILIES.filter((f) => f.type !== 'histogram').map((f): [string, string, readonly string[]] => [f.name, f.type, f.labels]),
   ['lookout_data_errors_total', 'counter', ['rule', 'reason']],
   ['lookout_poll_skipped_total', 'counter', ['poll']],
+  ['lookout_store_errors_total', 'counter', ['operation', 'reason']],
+  ['lookout_store_writable', 'gauge', []],
 ];
 
 function fullyFed() {
@@ -26,6 +28,8 @@ function fullyFed() {
   m.dataError('util_high', 'utilization_out_of_range');
   m.pollSkipped('markets');
   m.observePoll(outcome('markets', true, { rejected: [{ reason: 'not_a_price', entity: 'm1', field: 'oracle_price', detail: 'x' }] }), 1);
+  m.storeError('poll', 'full');
+  m.setStoreWritable(false);
   return m;
 }
 

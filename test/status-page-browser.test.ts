@@ -3,6 +3,8 @@
  * server while alerts fire, and a screenshot is saved to test-artifacts/ for a person to look at.
  */
 import fs from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOW, alert } from './metrics-fixtures.js';
@@ -72,8 +74,15 @@ describe.skipIf(chromiumBin.skip)(`status page in headless Chromium (${chromiumB
     const context = await browser.newContext({ colorScheme, viewport: { width: 1280, height: 900 }, httpCredentials: { username: 'ops', password: TOKEN } });
     try {
       const page = await context.newPage();
+      const violations: string[] = [];
+      page.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+      });
       const res = await page.goto(daemon.server.url + '/', { timeout: 15_000 });
       expect(res?.status()).toBe(200);
+      // The CSP allows the page's own stylesheet (by hash) and nothing else: it is applied, and nothing was refused.
+      expect(await page.evaluate('getComputedStyle(document.querySelector("section")).borderTopLeftRadius')).toBe('8px');
+      expect(violations).toEqual([]);
       const firing = page.locator('tr', { hasText: 'usdc_utilization_high' });
       await expect(firing.count()).resolves.toBe(1);
       expect(await firing.innerText()).toContain('firing');
@@ -90,6 +99,37 @@ describe.skipIf(chromiumBin.skip)(`status page in headless Chromium (${chromiumB
       expect(fs.statSync(`test-artifacts/${file}`).size).toBeGreaterThan(10_000);
     } finally {
       await context.close();
+    }
+  }, 30_000);
+
+  it('a page on another origin cannot create a silence, neither by fetch nor by a form, even with the browser logged in', async () => {
+    // The attacker's page: any origin other than lookout's (here another port of the same machine).
+    const evil = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>evil</title>'));
+    await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
+    const evilUrl = `http://localhost:${(evil.address() as AddressInfo).port}/`;
+    const target = `${daemon.server.url}/api/silences`;
+    const before = daemon.silences.items.size;
+    const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN } });
+    try {
+      const page = await context.newPage();
+      // The browser has logged in to the status page: it holds Basic credentials for lookout's origin.
+      expect((await page.goto(daemon.server.url + '/', { timeout: 15_000 }))?.status()).toBe(200);
+      await page.goto(evilUrl, { timeout: 15_000 });
+      const body = JSON.stringify({ matchers: [{ name: 'severity', op: '=', value: 'critical' }], endsAt: NOW + 7 * 86_400_000, author: 'evil', comment: 'shh' });
+      // A no-cors fetch with text/plain: no preflight, the answer is opaque to the page but the request is sent.
+      await page.evaluate(`fetch(${JSON.stringify(target)}, { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body: ${JSON.stringify(body)} }).catch(() => undefined)`);
+      expect(daemon.silences.items.size).toBe(before);
+      // A form post whose text/plain encoding (name=value) is valid JSON: the page navigates to lookout's answer.
+      const answer = page.waitForResponse((r) => r.url() === target, { timeout: 15_000 });
+      await page.evaluate(`(() => { const f = document.createElement('form'); f.method = 'POST'; f.action = ${JSON.stringify(target)}; f.enctype = 'text/plain';
+        const i = document.createElement('input'); i.name = ${JSON.stringify(body.slice(0, -3))}; i.value = 'h"}'; f.appendChild(i); document.body.appendChild(f); f.submit(); })()`);
+      const res = await answer;
+      expect(res.status()).toBe(403);
+      expect(await res.text()).toContain('cross_site_request');
+      expect(daemon.silences.items.size).toBe(before);
+    } finally {
+      await context.close();
+      await new Promise((r) => evil.close(r));
     }
   }, 30_000);
 

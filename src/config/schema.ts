@@ -6,6 +6,9 @@ import { pollSchema } from '../source/polls/schemas.js';
 import { ORACLE_PRICE_MODES } from '../source/read/oracle.js';
 import { inhibitSchema, notifierSchema, routeSchema } from '../notify/schema.js';
 
+const allowedHost = z
+  .string()
+  .regex(/^(\*|\.?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?)$/, 'an allowed host is a name (lookout), a domain with a leading dot (.example.com: it and its subdomains), or * (any)');
 const listen = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]*):\d{1,5}$/, 'listen must be host:port, e.g. 127.0.0.1:9464');
 
 /** The `source:` section: where the data service is and how to talk to it. */
@@ -32,8 +35,14 @@ export const configSchema = z.strictObject({
     .strictObject({ path: z.string().min(1).default('./lookout.db'), retention: positiveDuration.default(30 * 86_400_000) })
     .default({ path: './lookout.db', retention: 30 * 86_400_000 }),
   server: z
-    .strictObject({ listen: listen.default('127.0.0.1:9464'), token: z.string().min(8).optional(), enabled: z.boolean().default(true) })
-    .default({ listen: '127.0.0.1:9464', enabled: true }),
+    .strictObject({
+      listen: listen.default('127.0.0.1:9464'),
+      token: z.string().min(8).optional(),
+      enabled: z.boolean().default(true),
+      /** More names the Host header may carry (a scrape through a service name); IPs and localhost always pass. */
+      allowed_hosts: z.array(allowedHost).default([]),
+    })
+    .default({ listen: '127.0.0.1:9464', enabled: true, allowed_hosts: [] }),
   log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') }).default({ level: 'info' }),
   polls: z.array(pollSchema).min(1),
   rules: z

@@ -1,5 +1,4 @@
-/** Small helpers of the HTTP server: JSON and error responses, request bodies, bearer tokens, listen addresses. */
-import { createHash, timingSafeEqual } from 'node:crypto';
+/** Small helpers of the HTTP server: JSON and error responses, request bodies, listen addresses. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LookoutError } from '../errors.js';
 
@@ -75,26 +74,6 @@ export function parseJsonBody(text: string): unknown {
   } catch (err) {
     throw new HttpError(400, 'bad_request', `request body is not valid JSON: ${(err as Error).message}`);
   }
-}
-
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/**
- * A constant-time check of the token in `Authorization: Bearer <token>`, or in HTTP Basic auth as
- * the password (any user name), which is what a browser can send for the status page.
- */
-export function authorized(header: string | undefined, token: string): boolean {
-  let given: string | undefined;
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
-  if (bearer) given = bearer[1];
-  else if (basic) {
-    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon >= 0) given = decoded.slice(colon + 1);
-  }
-  // hashing first gives equal lengths, so timingSafeEqual never leaks the token's length
-  return timingSafeEqual(digest(given ?? ''), digest(token)) && given !== undefined;
 }
 
 /** Splits `host:port`, `[v6]:port` or `:port` into a host for listen() and a port. */

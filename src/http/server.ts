@@ -6,8 +6,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../clock.js';
 import type { AlertState } from '../model.js';
-import { HttpError, authorized, parseJsonBody, parseListen, readBody, send, sendError, sendJson, urlOf } from './respond.js';
-import { renderStatusPage } from './status-page.js';
+import { checkRequest, checkWrite, isWrite } from './guard.js';
+import { applyLimits, DEFAULT_LIMITS, serverOptions } from './limits.js';
+import { HttpError, parseJsonBody, parseListen, readBody, send, sendError, sendJson, urlOf } from './respond.js';
+import { renderStatusPage, STATUS_PAGE_CSP } from './status-page.js';
 import { alertJson, pollJson, silenceJson, type HttpDeps, type Silence } from './types.js';
 
 /** A running server. */
@@ -31,6 +33,12 @@ const ALERT_STATES: readonly AlertState[] = ['inactive', 'pending', 'firing', 'r
 export async function startHttpServer(deps: HttpDeps): Promise<HttpServer> {
   const { host, port } = parseListen(deps.listen);
   const routes = buildRoutes(deps);
+  const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const guard = {
+    listenHost: host,
+    allowedHosts: typeof deps.allowedHosts === 'function' ? deps.allowedHosts : () => (deps.allowedHosts as readonly string[] | undefined) ?? [],
+    ...(deps.token !== undefined ? { token: deps.token } : {}),
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let url: URL;
@@ -40,12 +48,7 @@ export async function startHttpServer(deps: HttpDeps): Promise<HttpServer> {
       throw new HttpError(400, 'bad_request', 'malformed request target');
     }
     const path = url.pathname;
-    if (deps.token !== undefined && path !== '/healthz' && !authorized(req.headers.authorization, deps.token)) {
-      // The status page asks for Basic auth so a browser prompts (password: the token); the rest asks for Bearer.
-      throw new HttpError(401, 'unauthorized', 'this endpoint needs the token (server.token): Authorization: Bearer <token>', {
-        'www-authenticate': path === '/' ? 'Basic realm="lookout", charset="UTF-8"' : 'Bearer realm="lookout"',
-      });
-    }
+    checkRequest(guard, path, req.headers);
     for (const route of routes) {
       const m = route.pattern.exec(path);
       if (!m) continue;
@@ -55,13 +58,14 @@ export async function startHttpServer(deps: HttpDeps): Promise<HttpServer> {
         const allow = Object.keys(route.methods).join(', ');
         throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use ${allow}`, { allow });
       }
+      if (isWrite(req.method, path)) checkWrite(req.headers);
       await handler(req, res, url, m.slice(1).map(decodePart));
       return;
     }
     throw new HttpError(404, 'not_found', `no such endpoint: ${path}`);
   };
 
-  const server = createServer((req, res) => {
+  const server = createServer(serverOptions(limits), (req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) {
         res.destroy();
@@ -74,9 +78,7 @@ export async function startHttpServer(deps: HttpDeps): Promise<HttpServer> {
       sendError(res, new HttpError(500, 'internal', 'internal error; see the daemon log'));
     });
   });
-  server.requestTimeout = 15_000;
-  server.headersTimeout = 10_000;
-  server.keepAliveTimeout = 5_000;
+  applyLimits(server, limits);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -193,7 +195,7 @@ function buildRoutes(deps: HttpDeps): Route[] {
             version: deps.version,
           });
           send(res, 200, 'text/html; charset=utf-8', html, {
-            'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+            'content-security-policy': STATUS_PAGE_CSP,
             'x-frame-options': 'DENY',
             'referrer-policy': 'no-referrer',
           });

@@ -3,6 +3,7 @@
  * silences. Server-rendered HTML with inline CSS, no script; every value from the data service or
  * a user is escaped (symbols and labels are untrusted).
  */
+import { createHash } from 'node:crypto';
 import { formatValue as formatEvidence } from '../notify/format.js';
 import { SEVERITIES } from '../model.js';
 import { alertSince, type ApiAlert, type PollStatus, type Readiness, type Silence } from './types.js';
@@ -152,6 +153,19 @@ tr.sev-critical td:first-child{box-shadow:inset 3px 0 var(--crit)}tr.sev-warning
 tr.sev-info td:first-child{box-shadow:inset 3px 0 var(--info)}.ok-note{color:var(--ok)}
 .ready{font-weight:600}.ready.yes{color:var(--ok)}.ready.no{color:var(--crit)}
 `;
+
+/**
+ * The page's Content-Security-Policy: no script at all, its one inline stylesheet allowed by hash (not by
+ * 'unsafe-inline', so markup that slipped past escaping could not style the page either), no forms, no framing.
+ */
+export const STATUS_PAGE_CSP = [
+  "default-src 'none'",
+  `style-src 'sha256-${createHash('sha256').update(CSS).digest('base64')}'`,
+  "img-src data:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 /** Renders the whole page. */
 export function renderStatusPage(view: StatusView): string {

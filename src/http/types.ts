@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/index.js';
 import type { PollRunSummary } from '../store/poll-runs.js';
+import type { HttpLimits } from './limits.js';
 
 /** An alert as the daemon knows it, plus when a notification about it last went out (ms). */
 export type ApiAlert = Alert & { last_notified?: number | null };
@@ -75,6 +76,10 @@ export interface HttpDeps {
   listen: string;
   /** When set, every request but /healthz needs `Authorization: Bearer <token>`. */
   token?: string;
+  /** `server.allowed_hosts`: more names the `Host` header may carry (a function is read per request, so a reload applies). */
+  allowedHosts?: readonly string[] | (() => readonly string[]);
+  /** Bounds on clients (timeouts, header size, connections); defaults in `limits.ts`. */
+  limits?: Partial<HttpLimits>;
   metrics: Metrics;
   log: Logger;
   ready(): Readiness;

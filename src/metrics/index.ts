@@ -55,6 +55,10 @@ export interface Metrics {
   dataError(rule: string, reason: string): void;
   /** Counts a poll whose results could not be stored (`lookout_poll_errors_total{reason="store"}`); the source's gauges stay as they are. */
   pollStoreFailed(poll: string): void;
+  /** Counts a write to the database that failed (`lookout_store_errors_total{operation,reason}`: reason full, readonly, locked, io, ...). */
+  storeError(operation: string, reason: string): void;
+  /** Whether the database takes writes (`lookout_store_writable`, 1 or 0). */
+  setStoreWritable(writable: boolean): void;
   /** The exposition text of the registry. */
   scrape(): Promise<string>;
 }
@@ -155,6 +159,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     ['poll'],
   );
   outboxPending.set(0);
+  const storeErrors = counter('lookout_store_errors_total', 'Writes to the database that failed, by operation (poll, notify, tick, prune) and reason (full, readonly, locked, io, corrupt, other).', [
+    'operation',
+    'reason',
+  ]);
+  const storeWritable = gauge('lookout_store_writable', '1 while the database takes writes; 0 from a failed write until a poll commits again.');
+  storeWritable.set(1);
 
   const tracker = new SeriesTracker();
   const positionsByPoll = new Map<string, Map<string, PositionGroup>>();
@@ -273,6 +283,14 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
 
     pollStoreFailed(poll) {
       countPollError(poll, 'store');
+    },
+
+    storeError(operation, reason) {
+      storeErrors.inc({ operation, reason });
+    },
+
+    setStoreWritable(writable) {
+      storeWritable.set(writable ? 1 : 0);
     },
 
     scrape() {

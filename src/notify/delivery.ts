@@ -119,6 +119,11 @@ export class MessageStore {
     return ts.length ? Math.min(...ts) : undefined;
   }
 
+  /** Records that an attempt starts now (a write before the send: it fails, and nothing is sent, while the DB takes no writes). */
+  markAttempt(id: number, now: number): void {
+    this.db.prepare(`UPDATE notify_messages SET last_attempt_at = ? WHERE id = ?`).run(now, id);
+  }
+
   /** Marks a message delivered. */
   markSent(id: number, now: number): void {
     this.db.prepare(`UPDATE notify_messages SET status = 'sent', sent_at = ?, last_attempt_at = ?, attempts = attempts + 1, error = NULL WHERE id = ?`).run(now, now, id);

@@ -73,7 +73,12 @@ export interface DispatcherOptions extends DispatcherConfig {
   secrets?: () => readonly (string | undefined)[];
   /** Longest sleep between two looks at the DB (other processes add silences); default 30s. */
   maxIdleMs?: number;
+  /** Called when a write to the DB failed (disk full, read-only, locked); the dispatcher backs off and tries again. */
+  onStoreError?: (err: unknown) => void;
 }
+
+/** How long the dispatcher waits before it touches the DB again after a write failed, ms. */
+const STORE_RETRY_MS = 1_000;
 
 /** Thrown by a progress's `beforePart` when the rate limit holds the next part: the message stays pending and resumes after its sent parts. */
 class PartDeferred extends Error {}
@@ -206,12 +211,16 @@ export class Dispatcher {
     this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
       this.timerAt = Infinity;
+      let failed = false;
       try {
         this.pump();
       } catch (err) {
+        // Folding or flushing could not write (a full disk): what was due stays due; look again after a pause, not at once.
+        failed = true;
         this.log.error('notify_pump_failed', { err });
+        this.storeError(err);
       }
-      this.schedule();
+      this.schedule(failed ? STORE_RETRY_MS : undefined);
     }, Math.max(0, at - now));
   }
 
@@ -240,10 +249,17 @@ export class Dispatcher {
     for (const n of this.messages.dueNotifiers(now)) {
       if (this.workers.has(n) || (this.pausedUntil.get(n) ?? 0) > now) continue;
       if (!this.bucket(n, now).ready(now)) continue;
-      const w = this.deliverAll(n).finally(() => {
-        this.workers.delete(n);
-        this.schedule();
-      });
+      const w = this.deliverAll(n)
+        .catch((err: unknown) => {
+          // A delivery record could not be written: the message stays pending (sent again later with the same key if it got out).
+          this.pausedUntil.set(n, this.clock.now() + STORE_RETRY_MS);
+          this.log.error('notify_store_failed', { notifier: n, err });
+          this.storeError(err);
+        })
+        .finally(() => {
+          this.workers.delete(n);
+          this.schedule();
+        });
       this.workers.set(n, w);
     }
   }
@@ -262,6 +278,14 @@ export class Dispatcher {
       this.buckets.set(n, b);
     }
     return b;
+  }
+
+  private storeError(err: unknown): void {
+    try {
+      this.opts.onStoreError?.(err);
+    } catch (e) {
+      this.log.warn('notify_callback_failed', { err: e });
+    }
   }
 
   private result(n: string, outcome: NotifyOutcome): void {
@@ -288,6 +312,9 @@ export class Dispatcher {
         continue;
       }
       if (!this.bucket(name, now).take(now)) return;
+      // Claim the attempt in the DB before sending: when the DB takes no writes (a full disk), nothing goes out that could
+      // not be recorded as sent, and so nothing is announced twice once it takes writes again.
+      this.messages.markAttempt(row.id, now);
       const message = JSON.parse(row.payload) as NotificationMessage;
       try {
         await notifier.send(message, signal, this.progress(row, name, signal));

@@ -51,6 +51,8 @@ export interface CreateNotificationsOptions {
   http?: UndiciDispatcher;
   stdout?: { write(text: string): unknown; isTTY?: boolean };
   onResult?: (notifier: string, outcome: NotifyOutcome) => void;
+  /** Called when the dispatcher could not write to the DB (it backs off and retries). */
+  onStoreError?: (err: unknown) => void;
   secrets?: () => readonly (string | undefined)[];
   random?: () => number;
 }
@@ -93,6 +95,7 @@ export function createNotifications(opts: CreateNotificationsOptions): Notificat
     ...(opts.alerts ? { alerts: opts.alerts } : {}),
     ...(opts.timers ? { timers: opts.timers } : {}),
     ...(opts.onResult ? { onResult: opts.onResult } : {}),
+    ...(opts.onStoreError ? { onStoreError: opts.onStoreError } : {}),
     ...(opts.secrets ? { secrets: opts.secrets } : {}),
     ...(opts.random ? { random: opts.random } : {}),
   });

@@ -11,6 +11,8 @@ export type StoreErrorCode =
   | 'E_STORE_SCHEMA_OLDER'
   /** A migration failed to apply, or the migration list itself is malformed. */
   | 'E_STORE_MIGRATION'
+  /** The file opened, but only for reading (permissions, an immutable flag, a read-only filesystem): the daemon needs to write. */
+  | 'E_STORE_READONLY'
   /** A value handed to the store cannot be stored (e.g. a reading with a non-finite time). */
   | 'E_STORE_INVALID';
 

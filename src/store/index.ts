@@ -61,7 +61,7 @@ export interface Store {
   meta: MetaRepo;
   /** Runs fn in one transaction (nested calls become savepoints, as better-sqlite3 does). fn must be synchronous. */
   transaction<T>(fn: () => T): T;
-  /** True when the DB accepts a write right now (for /readyz): a meta write inside a rolled-back savepoint. */
+  /** True when the DB's write lock can be taken right now (for /readyz): a meta write inside a rolled-back transaction. */
   writable(): boolean;
   /**
    * Deletes reading history and poll runs older than `olderThan` (batched), label sets no longer used
@@ -110,6 +110,7 @@ export function openStore(path: string, opts: StoreOptions = {}): Store {
       }
       db.pragma('synchronous = NORMAL');
       migrate(db, { file, clock, log, list: opts.migrations ?? knownMigrations });
+      if (!memory) assertWritable(db, file);
     } else {
       checkSchema(db, file, opts.migrations ?? knownMigrations);
     }
@@ -118,6 +119,30 @@ export function openStore(path: string, opts: StoreOptions = {}): Store {
     db.close();
     if (err instanceof StoreError) throw err;
     throw new StoreError('E_STORE_OPEN', `cannot open database ${file}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * SQLite opens a file it may not write (permissions, `chattr +i`, a read-only mount) for reading without a word, and that
+ * connection stays read-only even once the file is writable again. A daemon on it could never store a poll, so it
+ * refuses to start with a clear message instead; its supervisor's restart finds the file writable once it is fixed.
+ */
+function assertWritable(db: Database.Database, file: string): void {
+  const prev = db.pragma('busy_timeout', { simple: true }) as number;
+  try {
+    // Short: a lock held by another process is not what this looks for, and must not hold up the start.
+    db.pragma('busy_timeout = 250');
+    db.exec('BEGIN IMMEDIATE');
+    db.prepare(`INSERT INTO meta (key, value, updated_at) VALUES ('writable_probe', '1', 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run();
+  } catch (err) {
+    const code = String((err as { code?: unknown }).code ?? '');
+    // Locked by another process is not read-only: the daemon starts and its writes wait for the lock.
+    if (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM') {
+      throw new StoreError('E_STORE_READONLY', `database ${file} is read-only (file permissions, an immutable flag or a read-only filesystem): lookout needs to write it`, { cause: err });
+    }
+  } finally {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    db.pragma(`busy_timeout = ${prev}`);
   }
 }
 
@@ -133,20 +158,22 @@ function buildStore(db: Database.Database, path: string, readonly: boolean, cloc
 
   function writable(): boolean {
     if (readonly || !db.open) return false;
+    // Inside a caller's transaction there is nothing to probe without touching it (not reached: callers are synchronous).
+    if (db.inTransaction) return true;
     // A short lock wait: /readyz must answer quickly even while another process holds the write lock.
     const prev = db.pragma('busy_timeout', { simple: true }) as number;
-    let inSavepoint = false;
     try {
       db.pragma('busy_timeout = 250');
-      db.exec('SAVEPOINT lookout_writable_probe');
-      inSavepoint = true;
+      db.exec('BEGIN IMMEDIATE');
       probe.run();
       return true;
     } catch {
       return false;
     } finally {
+      // Always a ROLLBACK, never a commit: a commit can fail on a full disk and leave the connection inside a
+      // transaction that every later write would nest in, never committed.
       try {
-        if (inSavepoint) db.exec('ROLLBACK TO lookout_writable_probe; RELEASE lookout_writable_probe');
+        if (db.inTransaction) db.exec('ROLLBACK');
         db.pragma(`busy_timeout = ${prev}`);
       } catch {
         // the connection is unusable: the probe already answered false or the next call will

@@ -49,6 +49,13 @@ describe('lookout check: one fixture per config error, exact message and positio
         'test/config/fixtures/missing-env.yaml:3:12: environment variable LOOKOUT_TEST_SURELY_UNSET_KEY is not set (write ${LOOKOUT_TEST_SURELY_UNSET_KEY:-default} to give a default)',
       ],
     ],
+    [
+      'an allowed host written as a URL',
+      'bad-allowed-host.yaml',
+      [
+        'test/config/fixtures/bad-allowed-host.yaml:4:28: allowed_hosts: an allowed host is a name (lookout), a domain with a leading dot (.example.com: it and its subdomains), or * (any)',
+      ],
+    ],
     ['route naming an unknown notifier', 'unknown-notifier.yaml', ["test/config/fixtures/unknown-notifier.yaml:11:22: unknown notifier 'risk-slak'"]],
     [
       'unknown poll kind',
