@@ -23,6 +23,7 @@ try {
   for (const t of r.trends) console.log(`| ${t.figure} | ${t.q2} | ${t.q4} | ${t.slope_per_1000} | ${t.level ? 'yes' : 'NO'} |`);
   console.log(`\nbacktest vs live, episodes fired ${new Date(r.compared.from).toISOString()} → ${new Date(r.compared.to).toISOString()}: live ${r.compared.live}, backtest ${r.compared.backtest} episodes in total; ${r.compared.mismatches.length} mismatches`);
   for (const m of r.compared.mismatches) console.log(`  ${m}`);
+  console.log(`delivered: ${r.delivered.slack} Slack posts, ${r.delivered.webhook} webhook bodies, ${r.delivered.email} emails`);
   console.log(`secrets scan: ${r.scanned.bytes} bytes, ${r.scanned.hits.length} hits ${r.scanned.hits.join(', ')}`);
   console.log(`faults:\n${r.faults.map((f) => `  ${f}`).join('\n')}`);
   const ok = r.exit.code === 0 && r.integrity === 'ok' && r.trends.every((t) => t.level) && r.compared.mismatches.length === 0 && r.scanned.hits.length === 0;

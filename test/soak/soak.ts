@@ -48,6 +48,8 @@ export interface SoakResult {
   integrity: string;
   /** Episodes (rule, entity, fired, resolved) compared in [from, to]. */
   compared: { from: number; to: number; live: number; backtest: number; mismatches: string[] };
+  /** Messages received by each channel. */
+  delivered: { slack: number; webhook: number; email: number };
   /** Bytes scanned, and where a secret was found (empty: none). */
   scanned: { bytes: number; hits: string[] };
 }
@@ -257,6 +259,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       exit: { code: exit.code, signal: exit.signal },
       integrity: integrity(world.db),
       compared: { from: from + margin, to: end - 5_000, live: live.length, backtest: replay.length, mismatches },
+      delivered: { slack: world.slack.delivered().length, webhook: world.hook.bodies.length, email: world.smtp.mails.length },
       scanned: { bytes, hits: secretHits(outputs, SECRETS) },
     };
   } finally {
