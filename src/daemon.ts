@@ -236,7 +236,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   }
   // Timers only once start-up can no longer fail: a live interval would keep a failed process from exiting.
   let tickTimer = setInterval(tick, config.alerting.tick);
-  const pruneTimer = setInterval(prune, 3_600_000);
+  // Hourly, or every tenth of the retention when that is shorter, so a short retention keeps the DB level.
+  const pruneTimer = setInterval(prune, Math.max(1_000, Math.min(3_600_000, config.storage.retention / 10)));
   pruneTimer.unref();
 
   dispatcher.start();
