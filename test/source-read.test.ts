@@ -116,11 +116,15 @@ describe('oracle_price (WETH in USDC: 36 + 6 − 18 = 24)', () => {
     expect(later.readings[0]!.fields.oracle_price_scaled).toBe(3012.55);
     const none = marketReadings([rows[1]], 1, { decimals: new Map() });
     expect(none.readings[0]!.fields.oracle_price_scaled).toBeNull();
-    expect(none.rejected).toEqual([expect.objectContaining({ field: 'total_borrowed', reason: 'needs_decimals' })]);
+    expect(none.rejected).toEqual([
+      expect.objectContaining({ field: 'oracle_price', reason: 'needs_decimals' }),
+      expect.objectContaining({ field: 'total_borrowed', reason: 'needs_decimals' }),
+    ]);
+    expect(none.readings[0]!.unreadable).toEqual({ oracle_price: 'needs_decimals', total_borrowed: 'needs_decimals' });
   });
 
-  it('without the decimals a scaled price has no unit value, a unit price no scaled one (not a rejection)', () => {
-    expect(value(readOraclePrice(SCALED, 'auto', null, 18))).toEqual({ raw: SCALED, unit: null });
+  it('without the decimals a scaled price is unreadable (needs_decimals); a unit price still reads, with no scaled form', () => {
+    expect(readOraclePrice(SCALED, 'auto', null, 18)).toMatchObject({ ok: false, reason: 'needs_decimals' });
     expect(value(readOraclePrice('3012.55', 'auto', null, null))).toEqual({ raw: null, unit: 3012.55 });
   });
   it.each(ABSENT_FORMS)('%s is unknown', (_n, raw) => expect(value(readOraclePrice(raw, 'auto', 6, 18))).toBeNull());

@@ -2,14 +2,34 @@ import { describe, expect, it } from 'vitest';
 import { parseJsonExact } from '../src/source/json.js';
 import { parseRetryAfter } from '../src/source/http.js';
 import { fnv1a, inShard } from '../src/source/shard.js';
-import { bigIntString, bool, int, num, scaleOraclePrice, str, time, toEpochMs } from '../src/source/values.js';
+import { readAmount } from '../src/source/read/amounts.js';
+import { readBoolean } from '../src/source/read/booleans.js';
+import { readInteger, readNumber, readString } from '../src/source/read/numbers.js';
+import { readOraclePrice } from '../src/source/read/oracle.js';
+import type { FieldRead } from '../src/source/read/result.js';
+import { readTime, toEpochMs } from '../src/source/read/times.js';
 
-const ok = <T>(schema: { safeParse(v: unknown): { success: boolean; data?: T } }, v: unknown): T => {
-  const r = schema.safeParse(v);
-  if (!r.success) throw new Error(`rejected ${JSON.stringify(v)}`);
-  return r.data as T;
+type Reader<T> = (v: unknown) => FieldRead<T>;
+const ok = <T>(reader: Reader<T>, v: unknown): T | null => {
+  const r = reader(v);
+  if (!r.ok) throw new Error(`rejected ${JSON.stringify(v)}: ${r.detail}`);
+  return r.value;
 };
-const fails = (schema: { safeParse(v: unknown): { success: boolean } }, v: unknown) => !schema.safeParse(v).success;
+const fails = (reader: Reader<unknown>, v: unknown) => !reader(v).ok;
+const num = readNumber;
+const int = readInteger;
+const bool = readBoolean;
+const str = readString;
+const time = readTime;
+/** An amount whose token decimals are unknown: only integer base units read. */
+const baseUnits: Reader<string> = (v) => readAmount(v, null);
+/** The unit price of a scaled oracle price: oracle_price / (1e36 × 10^(loan − collateral decimals)). */
+const scaleOraclePrice = (price: string | null, loan: number | null, collateral: number | null): number | null => {
+  if (price === null) return null;
+  const r = readOraclePrice(price, 'scaled', loan, collateral);
+  if (!r.ok) return null;
+  return r.value === null ? null : r.value.unit;
+};
 
 describe('liberal scalars', () => {
   it.each([
@@ -85,12 +105,12 @@ describe('exact big integers', () => {
     ['a safe JSON number', 12345, '12345'],
     ['a string with .0', '1000.000', '1000'],
     ['an exponent string', '1.5e36', '1500000000000000000000000000000000000'],
-  ])('bigIntString keeps %s exact', (_name, input, expected) => {
-    expect(ok(bigIntString, input)).toBe(expected);
+  ])('an amount in base units keeps %s exact', (_name, input, expected) => {
+    expect(ok(baseUnits, input)).toBe(expected);
   });
 
-  it.each([['12.5'], ['1.23e1'], ['abc']])('bigIntString refuses %j', (input) => {
-    expect(fails(bigIntString, input)).toBe(true);
+  it.each([['12.5'], ['1.23e1'], ['abc']])('an amount in base units refuses %j', (input) => {
+    expect(fails(baseUnits, input)).toBe(true);
   });
 
   it('parseJsonExact keeps integer literals above 2^53 exact and leaves other numbers alone', () => {
@@ -131,9 +151,9 @@ describe('oracle price scaling', () => {
     expect(scaleOraclePrice('123456789012345678901234567890123456789', 18, 18)).toBe(Number('123.456789012345678901234567890123456789'));
   });
 
-  it('is null when decimals are unknown', () => {
-    expect(scaleOraclePrice('1000', null, 18)).toBeNull();
-    expect(scaleOraclePrice(null, 6, 18)).toBeNull();
+  it('a scaled price cannot be read without both decimals: a field rejection, never a guess', () => {
+    expect(readOraclePrice('1000', 'scaled', null, 18)).toMatchObject({ ok: false, reason: 'needs_decimals' });
+    expect(readOraclePrice('1000', 'scaled', 6, null)).toMatchObject({ ok: false, reason: 'needs_decimals' });
   });
 });
 

@@ -1,65 +1,8 @@
 /**
- * The service's scalar values as zod schemas (SPEC §6), over the per-family readers in `read/` (which
- * the parsers use directly, field by field): absent (null, undefined, '') becomes `null`; a value that is
- * present but cannot mean what the field says fails. Also the helpers shared by the parsers.
+ * The service's extra fields (the ones lookout has no reader for), normalized so rules and templates see one
+ * type whatever form the service chose. The known fields are read field by field by the readers in `read/`.
  */
-import { z } from 'zod';
-import { readAmount } from './read/amounts.js';
-import { readBoolean } from './read/booleans.js';
-import { readInteger, readNumber, readString } from './read/numbers.js';
-import { NUMERIC, type FieldRead } from './read/result.js';
-import { readTime } from './read/times.js';
-
-export { toNumber } from './read/numbers.js';
-export { epochToMs, toEpochMs } from './read/times.js';
-
-/** A schema over a reader: null when absent, the reader's detail as the issue when unreadable. */
-function liberal<T>(reader: (v: unknown) => FieldRead<T>) {
-  return z
-    .unknown()
-    .optional()
-    .transform((v, ctx): T | null => {
-      const r = reader(v);
-      if (r.ok) return r.value;
-      ctx.addIssue({ code: 'custom', message: r.detail });
-      return z.NEVER;
-    });
-}
-
-/** A finite number, from a JSON number or a numeric string; null when absent. */
-export const num = liberal(readNumber);
-/** An integer (block numbers, decimals); null when absent. */
-export const int = liberal(readInteger);
-/** An exact integer amount in base units as a decimal string; null when absent. */
-export const bigIntString = liberal((v) => {
-  const r = readAmount(v, null);
-  return r.ok || r.reason !== 'needs_decimals' ? r : { ok: false, reason: 'not_an_integer', detail: r.detail.replace("decimal token units with the token's decimals", 'an integer amount') };
-});
-/** A time as Unix ms; null when absent. */
-export const time = liberal(readTime);
-/** A boolean from true/false (any case), "1"/"0", 1/0; null when absent. */
-export const bool = liberal(readBoolean);
-/** A string; numbers become their decimal text; null when absent. */
-export const str = liberal(readString);
-
-/**
- * oracle_price / (1e36 × 10^(loanDecimals − collateralDecimals)) as a number, rounded once at the end:
- * the division is a shift of the decimal exponent of the exact integer, which `Number` rounds correctly.
- * Null when the price or either decimals is unknown.
- */
-export function scaleOraclePrice(price: string | null, loanDecimals: number | null, collateralDecimals: number | null): number | null {
-  if (price === null || loanDecimals === null || collateralDecimals === null) return null;
-  const shift = 36 + loanDecimals - collateralDecimals;
-  return Number(`${price}e${-shift}`);
-}
-
-/** The first problem of a zod error as `path: message`, for a rejection's detail. */
-export function describeIssue(err: z.ZodError): string {
-  const issue = err.issues[0];
-  if (!issue) return 'invalid';
-  const path = issue.path.length ? issue.path.join('.') : 'row';
-  return `${path}: ${issue.message}`;
-}
+import { NUMERIC } from './read/result.js';
 
 /**
  * An extra field the service sent (one lookout has no schema for), with numeric strings read as

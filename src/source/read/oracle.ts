@@ -17,10 +17,10 @@ export const ORACLE_PRICE_MODES = ['auto', 'scaled', 'unit'] as const;
 /** In `auto`, integers at or above this are scaled. */
 export const SCALED_FROM = 1e15;
 
-/** An oracle price: the scaled integer (decimal text) and the unit price, each null when the decimals are unknown. */
+/** An oracle price: the scaled integer (decimal text; null for a unit price whose decimals are unknown) and the unit price. */
 export interface OraclePrice {
   raw: string | null;
-  unit: number | null;
+  unit: number;
 }
 
 /** Reads an oracle price; `loan`/`collateral` are the assets' decimals, null when unknown. */
@@ -34,8 +34,9 @@ export function readOraclePrice(v: unknown, mode: OraclePriceMode, loan: number 
   if (scaled && !isWhole(d)) return unreadable('not_an_integer', 'a scaled integer oracle price', v);
   const shift = loan === null || collateral === null ? null : 36 + loan - collateral;
   if (scaled) {
-    const unit = shift === null ? null : shiftToNumber(d, -shift);
-    return seen({ raw: shiftToInteger(d, 0).toString(), unit }, 'scaled integer');
+    // A scaled integer means nothing without the decimals: unknown (as a token-unit amount is), never a price off by 10^n.
+    if (shift === null) return unreadable('needs_decimals', "a scaled oracle price with the market's token decimals", v);
+    return seen({ raw: shiftToInteger(d, 0).toString(), unit: shiftToNumber(d, -shift) }, 'scaled integer');
   }
   return seen({ raw: shift === null ? null : shiftToInteger(d, shift).toString(), unit: shiftToNumber(d, 0) }, 'unit price');
 }
