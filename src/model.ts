@@ -94,8 +94,9 @@ export interface BenchmarkFields {
   code: string;
   /** Newest day's timestamp (00:00 UTC), ms. */
   day: number;
-  isComplete: boolean;
-  isStale: boolean;
+  /** Null when the service sent no readable flag: unknown, never false. */
+  isComplete: boolean | null;
+  isStale: boolean | null;
   apy: Record<'1day' | '7day' | '30day', BenchmarkRate | null>;
   /** Number of constituents per window on the newest day. */
   constituents: Record<'1day' | '7day' | '30day', number>;

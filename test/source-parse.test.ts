@@ -229,6 +229,11 @@ describe('benchmark readings', () => {
       ['base/usd', 'isStale', 'not_a_boolean'],
       ['base/usd', 'apy.1day.base', 'not_a_number'],
     ]);
+    // Unknown, never false: an unreadable isStale must not read as "not stale" (that would resolve a stale alert).
+    expect(badNewest.reading?.fields.isStale).toBeNull();
+    expect(badNewest.reading?.unreadable).toEqual({ isStale: 'not_a_boolean', 'apy.1day.base': 'not_a_number' });
+    const noFlags = benchmarkReading('base', 'usd', [day(t0 + DAY, { isComplete: undefined, isStale: null })]);
+    expect(noFlags.reading?.fields).toMatchObject({ isComplete: null, isStale: null });
     const badOlder = benchmarkReading('base', 'usd', [day(t0, { apy: { '1day': { base: 'x' } } }), day(t0 + DAY)]);
     expect(badOlder.reading?.fields.day).toBe((t0 + DAY) * 1000);
     expect(badOlder.rejected).toEqual([]);

@@ -90,6 +90,8 @@ interface CompiledRule {
   rule: RuleBase;
   kind: RuleKind;
   reads: readonly ReadingKind[];
+  /** Fields whose unreadable value leaves the entity without a verdict (the kind's `needs`). */
+  needs: readonly string[];
   settings: LifecycleSettings;
   maxAge: number | undefined;
 }
@@ -208,6 +210,7 @@ export class AlertEngine {
         rule,
         kind,
         reads: ruleReads(kind, rule),
+        needs: kind.needs?.(rule) ?? [],
         settings: {
           for: rule.for ?? 0,
           keep_firing_for: rule.keep_firing_for ?? 0,
@@ -339,6 +342,11 @@ export class AlertEngine {
     const maxAge = c.maxAge ?? (reading.kind === 'market' ? this.opts.alerting.max_reading_age : undefined);
     if (maxAge !== undefined && now - reading.at > maxAge) {
       return { status: 'data_error', reason: 'stale_reading' };
+    }
+    // A field the rule needs that the service sent unreadably: no data for this entity this time (SPEC §6).
+    for (const field of c.needs) {
+      const why = reading.unreadable?.[field];
+      if (why !== undefined) return { status: 'data_error', reason: `${field} unreadable (${why})` };
     }
     try {
       return c.kind.evaluate({ rule: c.rule, reading, now, history, active });

@@ -23,6 +23,8 @@ export interface KindSpec<P extends z.ZodRawShape> {
   context: readonly string[];
   params: P;
   readingKinds?(rule: RuleOf<P>): readonly ReadingKind[];
+  /** Fields the rule cannot judge without (see {@link RuleKind.needs}). */
+  needs?(rule: RuleOf<P>): readonly string[];
   /** Checks of the kind's own parameters beyond the schema (e.g. clear_below < threshold). */
   check?(rule: RuleOf<P>): RuleProblem[];
   evaluate(input: EvalInput<RuleOf<P>>): Verdict;

@@ -60,6 +60,12 @@ export interface RuleKind<R extends RuleBase = RuleBase> extends RuleKindSchema 
   context: readonly string[];
   /** Which readings this particular rule judges; defaults to {@link RuleKind.reads}. */
   readingKinds?(rule: R): readonly ReadingKind[];
+  /**
+   * The fields this rule cannot judge without, named as the client names them in {@link Reading.unreadable}. When the
+   * service sent one of them unreadably, the engine gives the entity no verdict this time (a data error naming the
+   * field): its alert keeps its state, whatever the kind would have made of the unknown value (SPEC §6).
+   */
+  needs?(rule: R): readonly string[];
   /** Judges one reading; pure (no I/O but the history view). */
   evaluate(input: EvalInput<R>): Verdict;
 }

@@ -19,6 +19,7 @@ export const apyJump = defineKind({
   description: 'a market’s borrow/supply APY moved by `min_change` (absolute) and/or `min_change_rel` (relative) within `window`',
   reads: ['market'],
   context: ['change', 'change_rel', 'field', 'window', 'direction', 'apy'],
+  needs: (rule) => [rule.field],
   params: {
     field: z.enum(['borrow_apy', 'supply_apy']).default('borrow_apy'),
     window: positiveDuration,

@@ -33,6 +33,7 @@ export const oracleLag = defineKind({
   description: 'a market’s oracle last updated longer ago than `max_lag` (or `heartbeat` × (1 + margin) + grace)',
   reads: ['market'],
   context: ['lag', 'max_lag', 'heartbeat'],
+  needs: () => ['oracle_last_update'],
   params,
   check(rule) {
     const out: RuleProblem[] = [];

@@ -33,9 +33,4 @@ describe('price_deviation', () => {
   ])('data error: $name', ({ o, s, reason }) => {
     expect(judge(priceDeviation, onePct, prices(o, s))).toMatchObject({ status: 'data_error', reason });
   });
-
-  it('a field the service sent unreadably is named in the data error (no breach, no ok: the alert keeps its state)', () => {
-    const reading = { ...prices(null, 3000), unreadable: { oracle_price: 'not_a_price' } };
-    expect(judge(priceDeviation, onePct, reading)).toEqual({ status: 'data_error', reason: 'oracle_price unreadable (not_a_price)' });
-  });
 });

@@ -40,6 +40,7 @@ export const staleBenchmark = defineKind({
   description: 'the newest benchmark day is isStale, older than `max_age`, or incomplete for longer than `incomplete_for`',
   reads: ['benchmark'],
   context: ['reason', 'age', 'incomplete_for', 'day', 'max_age'],
+  needs: () => ['isStale', 'isComplete'],
   params: {
     max_age: positiveDuration.default(36 * 3_600_000),
     incomplete_for: duration.default(6 * 3_600_000),

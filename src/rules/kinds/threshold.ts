@@ -17,6 +17,7 @@ export const threshold = defineKind({
   description: 'any numeric `field` of a reading compared (`op`) with `value`',
   reads: readingKinds,
   context: ['field', 'op'],
+  needs: (rule) => [rule.field],
   params: {
     reading: z.enum(readingKinds).default('market'),
     field: z.string().min(1, { error: 'name a field, e.g. borrow_apy or market.loan_asset_decimals' }),
@@ -38,11 +39,7 @@ export const threshold = defineKind({
     if (reading.kind !== rule.reading) return { status: 'wait', reason: `not a ${rule.reading} reading (got ${reading.kind})` };
     const raw = getPath(reading.fields, rule.field);
     const v = num(raw);
-    if (v === null) {
-      const unreadable = reading.unreadable?.[rule.field];
-      if (unreadable) return { status: 'data_error', reason: `${rule.field} unreadable (${unreadable})` };
-      return { status: 'data_error', reason: raw === null || raw === undefined ? `${rule.field} missing` : `${rule.field} not a number: ${String(raw)}` };
-    }
+    if (v === null) return { status: 'data_error', reason: raw === null || raw === undefined ? `${rule.field} missing` : `${rule.field} not a number: ${String(raw)}` };
     return {
       status: operators[rule.op].test(v, rule.value) ? 'breach' : 'ok',
       value: v,

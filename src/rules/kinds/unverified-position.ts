@@ -12,6 +12,7 @@ export const unverifiedPosition = defineKind({
   description: 'a position with `verified: false` and value_usd ≥ `min_value_usd`',
   reads: ['position'],
   context: ['verified', 'value_usd'],
+  needs: () => ['verified', 'value_usd'],
   params: { min_value_usd: nonNegative.default(0) },
   evaluate({ rule, reading }) {
     if (reading.kind !== 'position') return notMine('position', reading);

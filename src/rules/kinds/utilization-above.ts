@@ -16,6 +16,7 @@ export const utilizationAbove = defineKind({
   description: 'a market’s utilization is above `threshold` (resolves only below `clear_below`)',
   reads: ['market'],
   context: ['utilization', 'clear_below'],
+  needs: () => ['utilization'],
   params: { threshold: fraction, clear_below: fraction.optional() },
   check(rule) {
     if (rule.clear_below !== undefined && rule.clear_below >= rule.threshold) {

@@ -7,7 +7,7 @@
  */
 import type { BenchmarkFields, BenchmarkRate, Reading, Rejection } from '../../model.js';
 import { readBoolean } from '../read/booleans.js';
-import { FieldReader, isObject } from '../read/fields.js';
+import { FieldReader, isObject, unreadableOf } from '../read/fields.js';
 import { readNumber } from '../read/numbers.js';
 import { mergeSeen, type SeenForms } from '../read/seen.js';
 import { readTime } from '../read/times.js';
@@ -79,12 +79,12 @@ export function benchmarkReading(
     network,
     code,
     day: d.timestamp,
-    // A day that does not say it is complete is read as still being indexed.
-    isComplete: d.isComplete ?? false,
-    isStale: d.isStale ?? false,
+    // Unknown stays unknown (SPEC §6): a day whose flags were absent or unreadable is neither complete nor incomplete.
+    isComplete: d.isComplete,
+    isStale: d.isStale,
     apy: d.apy,
     constituents: d.constituents,
     days: days.length,
   };
-  return { reading: { kind: 'benchmark', entity, at: fields.day, labels: { network, code }, fields: { ...fields } }, rejected, seen };
+  return { reading: { kind: 'benchmark', entity, at: fields.day, labels: { network, code }, fields: { ...fields }, ...unreadableOf(newest.fr.rejected) }, rejected, seen };
 }
