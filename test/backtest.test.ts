@@ -188,4 +188,31 @@ rules:
     const badTime = await run({ from: 'last tuesday' });
     expect(badTime.code).toBe(1);
   });
+
+  it('a field the service sent unreadably is replayed as unreadable, not as a null a rule reads as fine: backtest == live', () => {
+    const store = tempStore(dirs);
+    const stale = [rule({ name: 'bench-stale', kind: 'stale_benchmark' })];
+    const engine = engineFor(store, stale);
+    const live: AlertEvent[] = [];
+    for (let i = 0; i < 30; i++) {
+      const now = T0 + i * MIN;
+      // A stale network whose isStale the service garbles for ten polls in the middle: live, the alert stays firing.
+      const blind = i >= 10 && i < 20;
+      const reading: Reading = {
+        kind: 'benchmark',
+        entity: 'base/usd',
+        at: now,
+        labels: { network: 'base', code: 'usd' },
+        fields: { network: 'base', code: 'usd', day: now - 2 * HOUR, isComplete: true, isStale: blind ? null : true, days: 7 },
+        ...(blind ? { unreadable: { isStale: 'not_a_boolean' } } : {}),
+      };
+      live.push(...drive(store, engine, outcome('benchmarks', 'benchmarks', [reading], now)).events);
+    }
+    const end = T0 + 29 * MIN;
+    const liveRows = buildRows(live, end, 4 * HOUR);
+    expect(shape(liveRows)).toEqual(['bench-stale/base/usd 0m→open n=1']);
+    const report = runBacktest({ store, rules: stale, alerting: defaults.alerting, sourceDown: defaults.sourceDown, from: T0, to: end });
+    expect(shape(report.current.rows)).toEqual(shape(liveRows));
+    store.close();
+  });
 });

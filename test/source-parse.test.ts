@@ -262,6 +262,17 @@ describe('performance readings', () => {
     expect(readings[1]!.fields).toMatchObject({ wallet: '0xw', apy: 0.1, assets: [] });
   });
 
+  it('an unreadable figure is unknown and marked so on its reading (a threshold rule on it has no data)', () => {
+    const body = { organization: { nav_usd: 'lots', pnl_usd: 5 }, wallets: [{ wallet: '0xw', roi: {} }] };
+    const { readings, rejected } = performanceReadings(body, POLL);
+    expect(rejected.map((r) => [r.entity, r.field, r.reason])).toEqual([
+      ['organization', 'nav_usd', 'not_a_number'],
+      ['0xw', 'roi', 'not_a_number'],
+    ]);
+    expect([readings[0]!.fields.nav_usd, readings[0]!.unreadable]).toEqual([null, { nav_usd: 'not_a_number' }]);
+    expect([readings[1]!.fields.roi, readings[1]!.unreadable]).toEqual([null, { roi: 'not_a_number' }]);
+  });
+
   it('a 404 (null body) gives nothing', () => {
     expect(performanceReadings(null, POLL)).toEqual({ readings: [], rejected: [], seen: {} });
   });

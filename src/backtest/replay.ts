@@ -196,7 +196,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
   try {
     for (const r of source.readings.iterateHistory(from, to, { by: 'seen' })) {
       advance(r.seen_at);
-      const reading: Reading = { kind: r.kind, entity: r.entity, at: r.at, labels: r.labels, fields: r.fields };
+      const reading: Reading = { kind: r.kind, entity: r.entity, at: r.at, labels: r.labels, fields: r.fields, ...(r.unreadable ? { unreadable: r.unreadable } : {}) };
       if (runPolls.has(r.poll)) {
         const i = runOf(r.poll, r.seen_at);
         // Stored by a run before the range: not part of it.

@@ -95,13 +95,32 @@ function labelsetHash(labelsJson: string): string {
   return createHash('sha256').update(labelsJson).digest('base64url').slice(0, 22);
 }
 
-const toReading = (r: LatestRow): Reading => ({
-  kind: r.kind,
-  entity: r.entity,
-  at: r.at,
-  labels: JSON.parse(r.labels ?? '{}') as Record<string, string>,
-  fields: JSON.parse(r.fields) as Record<string, unknown>,
-});
+/**
+ * The key under which a reading's `unreadable` (field → reason) rides in its stored fields JSON, present only when some
+ * field was sent unreadably: a backtest or a restart then judges those fields as the daemon did live (no data for the
+ * rules that need them), not as a plain null. No service field can collide with it (a NUL in a JSON key).
+ */
+const UNREADABLE = '\u0000unreadable';
+
+/** The stored JSON of a reading's fields, with its unreadable fields when there are any. */
+function fieldsJson(r: Reading): string {
+  const u = r.unreadable;
+  return JSON.stringify(u && Object.keys(u).length ? { ...r.fields, [UNREADABLE]: u } : (r.fields ?? {}));
+}
+
+function toReading(r: LatestRow): Reading {
+  const fields = JSON.parse(r.fields) as Record<string, unknown>;
+  const unreadable = fields[UNREADABLE] as Record<string, string> | undefined;
+  if (unreadable !== undefined) delete fields[UNREADABLE];
+  return {
+    kind: r.kind,
+    entity: r.entity,
+    at: r.at,
+    labels: JSON.parse(r.labels ?? '{}') as Record<string, string>,
+    fields,
+    ...(unreadable !== undefined ? { unreadable } : {}),
+  };
+}
 
 /** Builds the readings repository over an open, migrated database; statements are prepared once here. */
 export function createReadingsRepo(db: Database.Database): ReadingsRepo {
@@ -183,7 +202,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
         throw new StoreError('E_STORE_INVALID', `poll ${poll}: reading ${r.kind}/${r.entity} has a non-finite time (${r.at})`);
       }
       const labels = JSON.stringify(r.labels ?? {});
-      const fields = JSON.stringify(r.fields ?? {});
+      const fields = fieldsJson(r);
       // Unchanged since this poll last returned it: nothing new to keep (a backtest carries it forward).
       const last = lastReturned.get(r.kind, r.entity);
       const unchanged = last !== undefined && last.poll === poll && last.at === r.at && last.fields === fields && last.labels === labels;

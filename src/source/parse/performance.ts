@@ -5,7 +5,7 @@
  */
 import type { Reading, Rejection } from '../../model.js';
 import { normalizeExtra } from '../values.js';
-import { FieldReader, isObject } from '../read/fields.js';
+import { FieldReader, isObject, unreadableOf } from '../read/fields.js';
 import { readNumber, readString } from '../read/numbers.js';
 import { mergeSeen, type SeenForms } from '../read/seen.js';
 
@@ -37,7 +37,7 @@ export function performanceReadings(body: unknown, pollTime: number): { readings
     const { wallets: _w, data: _d, organization: _o, ...fields } = readFigures(org, fr);
     rejected.push(...fr.rejected);
     mergeSeen(seen, fr.seen);
-    readings.push({ kind: 'performance', entity: 'organization', at: pollTime, labels: { scope: 'organization' }, fields: { ...period, ...fields } });
+    readings.push({ kind: 'performance', entity: 'organization', at: pollTime, labels: { scope: 'organization' }, fields: { ...period, ...fields }, ...unreadableOf(fr.rejected) });
   }
 
   const wallets = Array.isArray(root.wallets) ? root.wallets : [];
@@ -52,7 +52,7 @@ export function performanceReadings(body: unknown, pollTime: number): { readings
     const fields = readFigures(r, fr);
     for (const f of fr.rejected) rejected.push({ ...f, entity: wallet });
     mergeSeen(seen, fr.seen);
-    readings.push({ kind: 'performance', entity: wallet, at: pollTime, labels: { scope: 'wallet', wallet }, fields: { ...period, ...fields, wallet } });
+    readings.push({ kind: 'performance', entity: wallet, at: pollTime, labels: { scope: 'wallet', wallet }, fields: { ...period, ...fields, wallet }, ...unreadableOf(fr.rejected) });
   }
   return { readings, rejected, seen };
 }
