@@ -8,19 +8,28 @@ export interface Output {
   err: (line: string) => void;
 }
 
+/** "1 problem", "3 problems". */
+export const problemCount = (n: number) => `${n} problem${n === 1 ? '' : 's'}`;
+
+/**
+ * Loads the config for a command; when it is invalid, prints every problem as file:line:col, then `last` (given the
+ * number of problems), and returns undefined — the command then exits 1.
+ */
+export function loadConfigOrReport(file: string, io: Output, last: (n: number) => string, env: NodeJS.ProcessEnv = process.env): Config | undefined {
+  try {
+    return loadConfig(file, { env });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    for (const p of err.problems) io.err(formatProblem(p));
+    io.err(last(err.problems.length));
+    return undefined;
+  }
+}
+
 /** Prints every problem as file:line:col and returns 1, or prints a summary and returns 0. */
 export function runCheck(file: string, io: Output, env: NodeJS.ProcessEnv = process.env): number {
-  let cfg: Config;
-  try {
-    cfg = loadConfig(file, { env });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const p of err.problems) io.err(formatProblem(p));
-      io.err(`${err.problems.length} problem${err.problems.length === 1 ? '' : 's'} found`);
-      return 1;
-    }
-    throw err;
-  }
+  const cfg = loadConfigOrReport(file, io, (n) => `${problemCount(n)} found`, env);
+  if (!cfg) return 1;
   io.out(summarize(cfg));
   return 0;
 }

@@ -4,8 +4,9 @@
  * and per poll its status, latency, rows read, rows and fields rejected with their reasons, and how each
  * field was read. Nothing is stored, nothing notified. Exit 0 when every poll could be read, else 1.
  */
-import { ConfigError, formatProblem } from '../errors.js';
-import { loadConfig, type Config } from '../config/load.js';
+import { redact } from '../errors.js';
+import type { Config } from '../config/load.js';
+import { getPath } from '../rules/coerce.js';
 import { silentLogger } from '../log.js';
 import type { Reading } from '../model.js';
 import { createDataServiceClient } from '../source/client.js';
@@ -13,7 +14,7 @@ import { failureReason } from '../source/errors.js';
 import { runPoll } from '../source/polls/registry.js';
 import type { PollConfig } from '../source/polls/schemas.js';
 import type { SeenForms } from '../source/read/seen.js';
-import type { Output } from './check.js';
+import { loadConfigOrReport, problemCount, type Output } from './check.js';
 
 /** What probing one poll found. */
 export interface PollProbe {
@@ -38,8 +39,7 @@ const SAMPLE_OF: Record<string, string> = { oracle_price: 'oracle_price_scaled' 
 function sampleOf(readings: readonly Reading[], field: string): unknown {
   const key = SAMPLE_OF[field] ?? field;
   for (const r of readings) {
-    let v: unknown = r.fields;
-    for (const part of key.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
+    const v = getPath(r.fields, key);
     if (v !== null && v !== undefined && typeof v !== 'object') return v;
   }
   return undefined;
@@ -103,25 +103,16 @@ export function formatProbe(p: PollProbe): string[] {
 
 /** Runs the probe; returns the exit code. */
 export async function runProbe(file: string, opts: { json?: boolean }, io: Output, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let cfg: Config;
-  try {
-    cfg = loadConfig(file, { env });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const p of err.problems) io.err(formatProblem(p));
-      return 1;
-    }
-    throw err;
-  }
+  const cfg = loadConfigOrReport(file, io, (n) => `lookout: invalid config, nothing probed (${problemCount(n)})`, env);
+  if (!cfg) return 1;
   const probes: PollProbe[] = [];
   for (const poll of cfg.polls) probes.push(await probePoll(cfg, poll));
   const failed = probes.filter((p) => !p.ok).length;
-  // Belt and braces: whatever a server echoed back, the key never leaves this process.
-  const key = cfg.source.api_key;
-  const redact = (s: string) => (key && key.length >= 4 ? s.split(key).join('[redacted]') : s);
-  if (opts.json) io.out(redact(JSON.stringify({ ok: failed === 0, polls: probes }, null, 2)));
+  // Belt and braces: whatever a server echoed back, no secret of the config leaves this process.
+  const scrub = (s: string) => redact(s, cfg.secrets);
+  if (opts.json) io.out(scrub(JSON.stringify({ ok: failed === 0, polls: probes }, null, 2)));
   else {
-    for (const p of probes) for (const line of formatProbe(p)) io.out(redact(line));
+    for (const p of probes) for (const line of formatProbe(p)) io.out(scrub(line));
     io.out(failed === 0 ? `all ${probes.length} polls could be read` : `${failed} of ${probes.length} polls could not be read`);
   }
   return failed === 0 ? 0 : 1;

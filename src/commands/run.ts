@@ -5,21 +5,12 @@ import { ConfigError, formatProblem } from '../errors.js';
 import { loadConfig, type Config } from '../config/load.js';
 import { createLogger, type Logger } from '../log.js';
 import { startDaemon, type Daemon } from '../daemon.js';
-import type { Output } from './check.js';
+import { loadConfigOrReport, problemCount, type Output } from './check.js';
 
 /** Starts the daemon and resolves with its exit code once it has stopped on SIGTERM/SIGINT. */
 export async function runDaemonCommand(file: string, io: Output & { version?: string }): Promise<number> {
-  let config: Config;
-  try {
-    config = loadConfig(file);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const p of err.problems) io.err(formatProblem(p));
-      io.err(`lookout: invalid config, not starting (${err.problems.length} problem${err.problems.length === 1 ? '' : 's'})`);
-      return 1;
-    }
-    throw err;
-  }
+  const config = loadConfigOrReport(file, io, (n) => `lookout: invalid config, not starting (${problemCount(n)})`);
+  if (!config) return 1;
   let current = config;
   const log = createLogger({ level: config.log.level, secrets: () => current.secrets, base: { service: 'lookout' } });
   // Signals are handled from here on, also while the daemon starts: a SIGHUP must not kill it (the default action),

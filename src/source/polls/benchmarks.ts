@@ -1,6 +1,6 @@
 /** The `benchmarks` poll: the newest historical benchmark day per network and code. */
 import type { Reading, Rejection } from '../../model.js';
-import type { SeenForms } from '../read/seen.js';
+import { mergeForms, type SeenForms } from '../read/seen.js';
 import { benchmarkReading } from '../parse/benchmarks.js';
 import { inShard } from '../shard.js';
 import { pollSchemas, type PollConfigOf } from './schemas.js';
@@ -24,7 +24,7 @@ async function run(cfg: PollConfigOf<'benchmarks'>, ctx: PollContext): Promise<P
   for (const r of results) {
     if (r.reading) readings.push(r.reading);
     rejected.push(...r.rejected);
-    for (const [field, forms] of Object.entries(r.seen)) for (const [how, n] of Object.entries(forms)) ((seen[field] ??= {})[how] = (seen[field]?.[how] ?? 0) + n);
+    mergeForms(seen, r.seen);
   }
   return { readings, rejected, seen };
 }
