@@ -5,7 +5,7 @@ import type { PollOutcome, Reading } from './model.js';
 import type { Store } from './store/index.js';
 import type { PollConfig } from './source/polls/schemas.js';
 import { failureReason } from './source/errors.js';
-import { FieldRejectionLog } from './source/field-log.js';
+import type { FieldRejectionLog } from './source/field-log.js';
 
 /** What a poll run needs from the rest of the daemon; each stage is replaceable in tests. */
 export interface PollStages {
@@ -21,7 +21,7 @@ export interface PollStages {
   /** When the poll's transaction failed (database locked, disk full): count it; nothing of the poll was kept. */
   storeFailed?(poll: string, err: unknown): void;
   /** Remembers logged field rejections across runs (one line per entity and field until the service changes what it sends). */
-  fieldLog?: FieldRejectionLog;
+  fieldLog: FieldRejectionLog;
   /** After the commit: metrics, waking the dispatcher. */
   after(outcome: PollOutcome, durationSeconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }): void;
 }
@@ -106,14 +106,11 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
   const rows = outcome.rejected.filter((r) => r.field === undefined);
   for (const r of rows.slice(0, 20)) s.log.warn('row_rejected', { poll: poll.name, reason: r.reason, entity: r.entity, detail: r.detail });
   if (outcome.ok) {
-    const news = (s.fieldLog ?? defaultFieldLog).news(poll.name, outcome.rejected, outcome.readings.map((r) => r.entity));
+    const news = s.fieldLog.news(poll.name, outcome.rejected, outcome.readings.map((r) => r.entity));
     for (const r of news) s.log.warn('field_rejected', { poll: poll.name, entity: r.entity, field: r.field, reason: r.reason, detail: r.detail });
   }
   return outcome;
 }
-
-/** Used when the stages bring none (tests): one per process. */
-const defaultFieldLog = new FieldRejectionLog();
 
 /** Drops `latest` rows of entities this poll no longer returns (rejected rows are kept: neither present nor absent). */
 function forgetVanished(store: Store, poll: string, outcome: PollOutcome): void {

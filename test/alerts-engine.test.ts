@@ -4,6 +4,7 @@ import { fingerprint } from '../src/alerts/lifecycle.js';
 import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
 import type { AlertEvent } from '../src/model.js';
+import { FieldRejectionLog } from '../src/source/field-log.js';
 import { runPoll, type PollStages } from '../src/poll-runner.js';
 import { openStore } from '../src/store/index.js';
 import type { RuleKind } from '../src/rules/rule-kind.js';
@@ -278,6 +279,7 @@ describe('AlertEngine source_down', () => {
       },
       evaluate: (o, now) => engine.applyPoll(o, now),
       enqueue: (evs) => void events.push(...(evs as AlertEvent[])),
+      fieldLog: new FieldRejectionLog(),
       after: () => {},
     };
     try {

@@ -11,6 +11,7 @@ import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics/index.js';
 import type { AlertEvent } from '../src/model.js';
+import { FieldRejectionLog } from '../src/source/field-log.js';
 import { runPoll, type PollStages } from '../src/poll-runner.js';
 import { pollSchema } from '../src/source/polls/schemas.js';
 import { openStore } from '../src/store/index.js';
@@ -52,6 +53,7 @@ it('a poll the store cannot take changes no alert, is a failed run with reason s
     },
     evaluate: (o, now) => engine.applyPoll(o, now),
     enqueue: (evs) => void events.push(...(evs as AlertEvent[])),
+    fieldLog: new FieldRejectionLog(),
     storeFailed: (poll) => {
       storeFailures.push(poll);
       metrics.pollStoreFailed(poll);
