@@ -3,7 +3,6 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { NotifyError } from '../src/errors.js';
@@ -13,6 +12,7 @@ import { NotifierRegistry, notifierModules } from '../src/notify/registry.js';
 import { slackPayloads } from '../src/notify/notifiers/slack.js';
 import { consoleLines } from '../src/notify/notifiers/console.js';
 import { alert, notifier, SlackRecorder } from './notify-helpers.js';
+import { startSmtpRecorder } from './smtp-recorder.js';
 
 const T0 = 1_700_000_000_000;
 const clock = new ManualClock(T0);
@@ -104,25 +104,9 @@ describe('slack', () => {
 
 describe('email', () => {
   it('sends subject, text and escaped HTML parts with the dedup key to a real SMTP server', async () => {
-    const received: Buffer[] = [];
-    const server = new SMTPServer({
-      allowInsecureAuth: true,
-      disabledCommands: ['STARTTLS'],
-      onAuth(auth, _s, cb) {
-        cb(auth.username === 'lookout' && auth.password === 'sm7p-Pa55word' ? null : new Error('bad credentials'), { user: auth.username });
-      },
-      onData(stream, _s, cb) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          received.push(Buffer.concat(chunks));
-          cb();
-        });
-      },
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
-    const port = (server.server.address() as AddressInfo).port;
+    const smtp = await startSmtpRecorder('sm7p-Pa55word');
+    cleanups.push(() => smtp.stop());
+    const { port, mails: received } = smtp;
     const cfg = (pass: string) =>
       notifier({ type: 'email', smtp: { host: '127.0.0.1', port, user: 'lookout', pass }, from: 'lookout@example.com', to: ['risk@example.com'] });
 

@@ -5,8 +5,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { SMTPServer } from 'smtp-server';
 import { SimHandle, SlackRecorder, writeConfig } from '../fixtures/daemon/world.js';
+import { startSmtpRecorder, type SmtpRecorder } from '../smtp-recorder.js';
 
 /** The four secrets of the soak config; none may appear in anything lookout produces. */
 export const SECRETS = {
@@ -44,35 +44,12 @@ export class BodyRecorder {
   }
 }
 
-/** A real SMTP server (smtp-server) that takes the soak's password and keeps every message, raw. */
-export async function startSmtp(): Promise<{ port: number; mails: Buffer[]; stop(): Promise<void> }> {
-  const mails: Buffer[] = [];
-  const server = new SMTPServer({
-    allowInsecureAuth: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onAuth(auth, _s, cb) {
-      cb(auth.username === 'lookout' && auth.password === SECRETS['SMTP password'] ? null : new Error('bad credentials'), { user: auth.username });
-    },
-    onData(stream, _s, cb) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        mails.push(Buffer.concat(chunks));
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { port: (server.server.address() as AddressInfo).port, mails, stop: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
 /** Everything the soak runs against, and the config file that points the daemon at it. */
 export interface SoakWorld {
   sim: SimHandle;
   slack: SlackRecorder;
   hook: BodyRecorder;
-  smtp: Awaited<ReturnType<typeof startSmtp>>;
+  smtp: SmtpRecorder;
   file: string;
   db: string;
   retentionMs: number;
@@ -84,7 +61,7 @@ export async function startWorld(dir: string, retention = '3m'): Promise<SoakWor
   const sim = await SimHandle.start({ scenario: 'utilization_spike', startedAt: Date.now() - 60_000, apiKey: SECRETS['API key'] });
   const slack = await new SlackRecorder().start('/services/T0SOAK/B0SOAK/soak-slack-path');
   const hook = await new BodyRecorder().start(SECRETS['webhook URL']);
-  const smtp = await startSmtp();
+  const smtp = await startSmtpRecorder(SECRETS['SMTP password']);
   const db = join(dir, 'lookout.db');
   const file = writeConfig(join(dir, 'lookout.yaml'), {
     source: { base_url: sim.url, catalog_url: sim.catalogUrl, api_key: SECRETS['API key'], timeout: '2s', retries: 0, backoff: '100ms', max_backoff: '200ms' },
