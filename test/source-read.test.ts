@@ -154,11 +154,16 @@ describe('times', () => {
     ['ISO-8601 with compact offset', '2025-01-15T07:00:00-0500', 'ISO-8601 with offset'],
     ['ISO-8601 without zone (UTC)', '2025-01-15T12:00:00', 'ISO-8601 without zone (read as UTC)'],
     ['ISO-8601 with a space', '2025-01-15 12:00:00', 'ISO-8601 without zone (read as UTC)'],
+    ['RFC 3339 lower-case t and z', '2025-01-15t12:00:00z', 'ISO-8601 UTC'],
+    ['ISO-8601 with an hours-only offset', '2025-01-15T14:00:00+02', 'ISO-8601 with offset'],
+    ['ISO-8601 with a decimal comma', '2025-01-15T12:00:00,000Z', 'ISO-8601 UTC'],
+    ['ISO-8601 without seconds', '2025-01-15T12:00Z', 'ISO-8601 UTC'],
+    ['ISO-8601 with nanoseconds', '2025-01-15T12:00:00.000000000Z', 'ISO-8601 UTC'],
   ])('%s → 2025-01-15T12:00Z', (_n, raw, how) => {
     expect(readTime(raw)).toEqual({ ok: true, value: MS, seen: how });
   });
   it.each(ABSENT_FORMS)('%s is unknown', (_n, raw) => expect(value(readTime(raw))).toBeNull());
-  it.each([['yesterday'], ['2025-13-45T99:00:00Z'], [true], [{}]])('%j is a field rejection', (raw) => {
+  it.each([['yesterday'], ['2025-13-45T99:00:00Z'], ['2025-01-15T12Z'], ['2025-01-15T12:00:00+2'], [true], [{}]])('%j is a field rejection', (raw) => {
     expect(readTime(raw)).toMatchObject({ ok: false, reason: 'not_a_time' });
   });
   it('an unreadable timestamp falls back to created_at, then to the poll time, flagged by a field rejection', () => {

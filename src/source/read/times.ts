@@ -1,7 +1,8 @@
 /** Reader of times: Unix seconds or milliseconds (number or numeric string), ISO-8601 with or without zone (UTC when none). */
 import { ABSENT, NUMERIC, isAbsent, seen, unreadable, type FieldRead } from './result.js';
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/;
+/** A date, or a date-time with optional seconds and fraction (`.` or `,`) and zone (`Z`, `±hh`, `±hhmm`, `±hh:mm`); upper-cased first. */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$/;
 /** Below this a numeric time is Unix seconds (1e11 s is the year 5138; 1e11 ms is 1973). */
 const SECONDS_BELOW = 1e11;
 /** At or above this a numeric time is microseconds (1e14 ms is the year 5138). */
@@ -25,13 +26,15 @@ export function readTime(v: unknown): FieldRead<number> {
   const expected = 'a time (Unix seconds, milliseconds or ISO-8601)';
   if (typeof v === 'number') return Number.isFinite(v) ? seen(epochToMs(v), epochUnit(v)) : unreadable('not_a_time', expected, v);
   if (typeof v !== 'string') return unreadable('not_a_time', expected, v);
-  const s = v.trim();
+  // RFC 3339 allows a lower-case t and z; ISO 8601 a decimal comma and an hours-only offset.
+  const s = v.trim().toUpperCase();
   if (NUMERIC.test(s)) return seen(epochToMs(Number(s)), `${epochUnit(Number(s))} (string)`);
   if (!ISO_DATE.test(s)) return unreadable('not_a_time', expected, v);
   const hasTime = /T|\s/.test(s);
-  const zone = /Z$/.test(s) ? 'Z' : /[+-]\d{2}:?\d{2}$/.test(s) && hasTime ? 'offset' : 'none';
+  const zone = /Z$/.test(s) ? 'Z' : hasTime && /[+-]\d{2}(:?\d{2})?$/.test(s) ? 'offset' : 'none';
   // A date-time without a zone is read as UTC, never as the host's local time.
-  const text = s.replace(' ', 'T');
+  let text = s.replace(' ', 'T').replace(',', '.');
+  if (zone === 'offset') text = text.replace(/([+-]\d{2})$/, '$1:00');
   const ms = Date.parse(hasTime && zone === 'none' ? `${text}Z` : text);
   if (Number.isNaN(ms)) return unreadable('not_a_time', expected, v);
   const how = !hasTime ? 'ISO-8601 date' : zone === 'Z' ? 'ISO-8601 UTC' : zone === 'offset' ? 'ISO-8601 with offset' : 'ISO-8601 without zone (read as UTC)';
