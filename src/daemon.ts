@@ -6,13 +6,12 @@ import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config/load.js';
 import { createLogger, type Logger } from './log.js';
-import type { Alert, AlertEvent, PollOutcome } from './model.js';
+import type { Alert, AlertEvent, MarketInfo, PollOutcome } from './model.js';
 import { openStore, type Store } from './store/index.js';
 import { StoreHealth } from './store/health.js';
 import { Scheduler } from './scheduler/index.js';
 import { runPoll } from './poll-runner.js';
 import { FieldRejectionLog } from './source/field-log.js';
-import type { MarketDecimals } from './source/parse/markets.js';
 import { createDataServiceClient, type DataServiceClient } from './source/client.js';
 import { runPoll as runPollKind } from './source/polls/registry.js';
 import { DataServiceError } from './source/errors.js';
@@ -114,7 +113,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   }
 
   // A market's token decimals never change: remembered across polls for rows that come without them.
-  const marketDecimals = new Map<string, MarketDecimals>();
+  const marketInfo = new Map<string, MarketInfo>();
   const fetch = async (poll: PollConfig, signal: AbortSignal, now: number) => {
     // A poll's own deadline (default: every retry of a few pages) bounds the run; the outer signal is shutdown.
     const limit = poll.timeout ?? config.source.timeout * (config.source.retries + 1) * 4;
@@ -127,7 +126,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         log: log.child({ poll: poll.name }),
         ...(config.shard ? { shard: config.shard } : {}),
         oraclePrice: config.source.oracle_price ?? 'auto',
-        marketDecimals,
+        marketInfo,
       });
     } catch (err) {
       if (deadline.aborted && !signal.aborted) {

@@ -102,19 +102,23 @@ describe('oracle_price (WETH in USDC: 36 + 6 − 18 = 24)', () => {
     expect(v.unit).toBeCloseTo(raw === '3012' ? 3012 : 3012.55, 9);
     if (raw !== '3012') expect(v.raw).toBe(SCALED);
   });
-  it('a row without its market object borrows the decimals from an older row of the answer, or from an earlier poll', () => {
-    const market = { loan_asset_decimals: '6', collateral_asset_decimals: 18 };
-    const decimals = new Map();
+  it('a row without its market object borrows the decimals and labels from an older row of the answer, or from an earlier poll', () => {
+    const market = { loan_asset_decimals: '6', collateral_asset_decimals: 18, chain: 'base', loan_asset_symbol: 'USDC', collateral_asset_symbol: 'WETH' };
+    const known = new Map();
     const rows = [
       { market_id: 'm', timestamp: 1, market, oracle_price: SCALED },
       { market_id: 'm', timestamp: 2, oracle_price: SCALED, total_borrowed: '10.5' },
     ];
-    const first = marketReadings(rows, 1, { decimals });
+    const first = marketReadings(rows, 1, { known });
     expect(first.rejected).toEqual([]);
     expect(first.readings[0]!.fields).toMatchObject({ oracle_price_scaled: 3012.55, total_borrowed: '10500000' });
-    const later = marketReadings([rows[1]], 1, { decimals });
+    const labels = { market_id: 'm', protocol: 'm', chain: 'base', loan_asset: 'USDC', loan_asset_symbol: 'USDC', collateral_asset: 'WETH', collateral_asset_symbol: 'WETH' };
+    expect(first.readings[0]!.labels).toEqual(labels);
+    const later = marketReadings([rows[1]], 1, { known });
     expect(later.readings[0]!.fields.oracle_price_scaled).toBe(3012.55);
-    const none = marketReadings([rows[1]], 1, { decimals: new Map() });
+    // the same labels, so the same alert (a reading without `chain` would be another alert)
+    expect(later.readings[0]!.labels).toEqual(labels);
+    const none = marketReadings([rows[1]], 1, { known: new Map() });
     expect(none.readings[0]!.fields.oracle_price_scaled).toBeNull();
     expect(none.rejected).toEqual([
       expect.objectContaining({ field: 'oracle_price', reason: 'needs_decimals' }),

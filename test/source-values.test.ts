@@ -8,6 +8,7 @@ import { readInteger, readNumber, readString } from '../src/source/read/numbers.
 import { readOraclePrice } from '../src/source/read/oracle.js';
 import type { FieldRead } from '../src/source/read/result.js';
 import { readTime, toEpochMs } from '../src/source/read/times.js';
+import { normalizeExtra } from '../src/source/values.js';
 
 type Reader<T> = (v: unknown) => FieldRead<T>;
 const ok = <T>(reader: Reader<T>, v: unknown): T | null => {
@@ -186,5 +187,23 @@ describe('shard hash', () => {
     const sizes = [0, 1, 2].map((i) => owners.filter((o) => o[0] === i).length);
     expect(Math.min(...sizes)).toBeGreaterThan(100);
     expect(keys.every((k) => inShard(k, undefined) && inShard(k, { index: 0, total: 1 }))).toBe(true);
+  });
+});
+
+describe('extra fields (no reader of their own) are normalized', () => {
+  it.each([
+    ['a number', 0.25, 0.25],
+    ['numeric text', '0.25', 0.25],
+    ['exponent text', '2.5e-1', 0.25],
+    ['exponent text, upper case and signed', '-2.5E+2', -250],
+    ['trailing zeros', '0.250', 0.25],
+    ['integer text', '42', 42],
+    ['an id with a leading zero stays text', '007', '007'],
+    ['an integer past 2^53 stays exact text', '12345678901234567890', '12345678901234567890'],
+    ['plain text', 'steakhouse', 'steakhouse'],
+    ['hex stays text', '1e3a', '1e3a'],
+  ])('%s', (_name, raw, want) => {
+    expect(normalizeExtra(raw)).toEqual(want);
+    expect(normalizeExtra({ nested: [raw] })).toEqual({ nested: [want] });
   });
 });

@@ -4,17 +4,20 @@
  */
 import { NUMERIC } from './read/result.js';
 
+const INTEGER_TEXT = /^[+-]?\d+$/;
+
 /**
  * An extra field the service sent (one lookout has no schema for), with numeric strings read as
- * numbers — recursively — so a rule or template sees one type whatever form the service chose.
- * Only strings that are exactly a number's own text are converted (never ids like "007" or amounts
- * beyond 2^53), so nothing is lost.
+ * numbers — recursively — so a rule or template sees one type whatever form the service chose:
+ * "0.25", "2.5e-1" and "0.250" all become 0.25. Integer text is converted only when it is a number's own
+ * text (never ids like "007", or amounts beyond 2^53, which a double would round), so nothing is lost.
  */
 export function normalizeExtra(v: unknown, depth = 0): unknown {
   if (typeof v === 'string') {
     if (!NUMERIC.test(v)) return v;
     const n = Number(v);
-    return Number.isFinite(n) && String(n) === v ? n : v;
+    if (!Number.isFinite(n)) return v;
+    return INTEGER_TEXT.test(v) ? (String(n) === v.replace(/^\+/, '') ? n : v) : n;
   }
   if (depth > 8 || v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map((x) => normalizeExtra(x, depth + 1));

@@ -17,24 +17,43 @@ export interface MarketParseOptions {
   /** `source.oracle_price`. */
   oraclePrice?: OraclePriceMode;
   /**
-   * Decimals of each market seen so far (a market's tokens never change): fills in a row that came without
-   * its nested `market` object, so its scaled oracle price and token-unit amounts still read. Updated here.
+   * What is known of each market so far (its nested `market` object: tokens, decimals, chain never change).
+   * Fills in a row that came without its `market` object, or with a member unreadable, so its labels stay
+   * the same (the same alert, not a new one without `chain`) and its scaled oracle price and token-unit
+   * amounts still read. Updated here from every row that carries the object.
    */
-  decimals?: Map<string, MarketDecimals>;
+  known?: Map<string, MarketInfo>;
 }
 
-/** A market's loan and collateral token decimals. */
-export interface MarketDecimals {
-  loan: number;
-  collateral: number;
+const INFO_STRINGS = ['chain', 'loan_asset', 'loan_asset_symbol', 'collateral_asset', 'collateral_asset_symbol', 'market_address', 'oracle'] as const;
+const INFO_INTEGERS = ['loan_asset_decimals', 'collateral_asset_decimals'] as const;
+
+/** The readable members of a raw row's nested market object, merged over what was known. */
+function learnMarket(r: Record<string, unknown>, known: MarketInfo | undefined): MarketInfo | undefined {
+  if (!isObject(r.market)) return known;
+  const m = r.market;
+  const out: MarketInfo = { ...(known ?? emptyInfo()) };
+  for (const k of INFO_STRINGS) {
+    const v = readString(m[k]);
+    if (v.ok && v.value !== null) out[k] = v.value;
+  }
+  for (const k of INFO_INTEGERS) {
+    const v = readInteger(m[k]);
+    if (v.ok && v.value !== null) out[k] = v.value;
+  }
+  return out;
 }
 
-/** The decimals a raw row's nested market object gives, if both are readable. */
-function rowDecimals(r: Record<string, unknown>): MarketDecimals | undefined {
-  if (!isObject(r.market)) return undefined;
-  const loan = readInteger(r.market.loan_asset_decimals);
-  const collateral = readInteger(r.market.collateral_asset_decimals);
-  return loan.ok && loan.value !== null && collateral.ok && collateral.value !== null ? { loan: loan.value, collateral: collateral.value } : undefined;
+function emptyInfo(): MarketInfo {
+  return { chain: null, loan_asset: null, loan_asset_symbol: null, loan_asset_decimals: null, collateral_asset: null, collateral_asset_symbol: null, collateral_asset_decimals: null, market_address: null, oracle: null };
+}
+
+/** A row's market object with its unknown members filled from what is known of the market. */
+function fillFrom(m: MarketInfo, known: MarketInfo | undefined): MarketInfo {
+  if (!known) return m;
+  const out = { ...m } as Record<keyof MarketInfo, unknown>;
+  for (const k of Object.keys(known) as (keyof MarketInfo)[]) if (out[k] === null) out[k] = known[k];
+  return out as MarketInfo;
 }
 
 /** Sort time of a raw row (timestamp, else created_at); +Infinity when present but unreadable, so a bad newest row is never skipped. */
@@ -89,10 +108,9 @@ export function parseMetricsRow(
   opts: MarketParseOptions = {},
 ): { fields: MarketFields; rejected: Rejection[]; seen: Record<string, string> } {
   const fr = new FieldReader(r, marketId);
-  const market = readMarketInfo(r.market, fr);
-  const known = opts.decimals?.get(marketId);
-  const loanDec = market.loan_asset_decimals ?? known?.loan ?? null;
-  const collDec = market.collateral_asset_decimals ?? known?.collateral ?? null;
+  const market = fillFrom(readMarketInfo(r.market, fr), opts.known?.get(marketId));
+  const loanDec = market.loan_asset_decimals;
+  const collDec = market.collateral_asset_decimals;
   const oracle = fr.read('oracle_price', (v) => readOraclePrice(v, opts.oraclePrice ?? 'auto', loanDec, collDec));
   const fields: MarketFields = {
     market_id: marketId,
@@ -131,8 +149,10 @@ export function marketReadings(
       rejected.push({ reason: 'missing_id', detail: 'metrics row without a usable market_id' });
       continue;
     }
-    const decimals = opts.decimals && rowDecimals(row);
-    if (decimals) opts.decimals!.set(id.value, decimals);
+    if (opts.known && isObject(row.market)) {
+      const info = learnMarket(row, opts.known.get(id.value));
+      if (info) opts.known.set(id.value, info);
+    }
     const t = rawTime(row);
     const had = newest.get(id.value);
     if (!had || t > had.t) newest.set(id.value, { row, t });

@@ -1,11 +1,10 @@
 /** What every poll kind gets to run with and gives back. */
 import { setMaxListeners } from 'node:events';
 import type { Logger } from '../../log.js';
-import type { Reading, Rejection } from '../../model.js';
+import type { MarketInfo, Reading, Rejection } from '../../model.js';
 import type { DataServiceClient } from '../client.js';
 import type { OraclePriceMode } from '../read/oracle.js';
 import type { SeenForms } from '../read/seen.js';
-import type { MarketDecimals } from '../parse/markets.js';
 import { DataServiceError, SOURCE_CODES } from '../errors.js';
 import { inShard, shardKey, type Shard } from '../shard.js';
 
@@ -21,8 +20,8 @@ export interface PollContext {
   shard?: Shard;
   /** `source.oracle_price` (default auto). */
   oraclePrice?: OraclePriceMode;
-  /** Token decimals of the markets seen so far, kept across runs (see MarketParseOptions.decimals). */
-  marketDecimals?: Map<string, MarketDecimals>;
+  /** What is known of each market seen so far, kept across runs (see MarketParseOptions.known). */
+  marketInfo?: Map<string, MarketInfo>;
 }
 
 /** What a successful run produced. A failed run throws a SourceError instead. */

@@ -24,7 +24,7 @@ async function run(cfg: PollConfigOf<'metrics'>, ctx: PollContext): Promise<Poll
       ctx.log.debug('metrics result reached the poll limit', { limit: cfg.limit, hint: 'raise the poll limit, or list markets' });
     }
   }
-  return keepShard(failIfAllRejected("GraphQL metrics", rows.length, marketReadings(rows, ctx.now, { oraclePrice: ctx.oraclePrice ?? 'auto', decimals: ctx.marketDecimals ?? new Map() })), ctx.shard);
+  return keepShard(failIfAllRejected("GraphQL metrics", rows.length, marketReadings(rows, ctx.now, { oraclePrice: ctx.oraclePrice ?? 'auto', known: ctx.marketInfo ?? new Map() })), ctx.shard);
 }
 
 /** The `metrics` poll kind. */
