@@ -10,7 +10,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { handleControl } from './control.js';
 import { applyBodyFaults } from './fault-effects.js';
 import { FaultController, type ActiveFault, type FaultSpec } from './faults.js';
-import type { Formats } from './formats.js';
+import { parseEncoding, writeJson, type Encoding } from './encoding.js';
 import { DEFAULT_NETWORKS } from './reference.js';
 import { RequestLog, type RequestEntry } from './request-log.js';
 import { errorResponse, groupOf, unauthorized, type SimResponse } from './responses.js';
@@ -27,7 +27,7 @@ export { DEFAULT_NETWORKS } from './reference.js';
 export type { MetricsRecord, MarketStatic } from './markets.js';
 export type { PositionRow, AssetRow, HoldingRow } from './positions.js';
 export type { BenchmarkDay } from './benchmarks.js';
-export type { Formats } from './formats.js';
+export { parseEncoding, describeEncoding, FAMILIES, PRESETS, type Encoding } from './encoding.js';
 
 /** How to start a simulator; every field has a default. */
 export interface SimulatorOptions {
@@ -55,8 +55,13 @@ export interface SimulatorOptions {
   clock?: Clock;
   /** ms; default clock.now() at start. */
   startedAt?: number;
-  /** 'mixed' (default): numbers sometimes as strings, times as s/ms/ISO; 'canonical': one form each. */
-  formats?: Formats;
+  /**
+   * How values are written (encoding.ts): an {@link Encoding}, or its text form (`chaos`, `units,times=iso`).
+   * Default `mixed`: numbers sometimes as strings, times as s/ms/ISO. Chaos draws from `seed` unless it names one.
+   */
+  encoding?: Encoding | string;
+  /** Shorthand for the two oldest encodings; `encoding` wins. */
+  formats?: 'canonical' | 'mixed';
   /** Spacing of the historical GraphQL metrics rows, ms. Default 60 000. */
   sampleIntervalMs?: number;
   /** Most rows one GraphQL response carries. Default 50 000. */
@@ -78,6 +83,8 @@ export interface Simulator {
   requests: RequestLog;
   /** The generated truth, readable at any time. */
   world: World;
+  /** How values are written now; assign to change it for the next requests (same world, other wire form). */
+  encoding: Encoding;
   close(): Promise<void>;
 }
 
@@ -103,12 +110,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const log = opts.log ?? silentLogger;
   const host = opts.host ?? '127.0.0.1';
   const apiKey = opts.apiKey === undefined ? 'sim-key' : opts.apiKey;
-  const formats = opts.formats ?? 'mixed';
+  const seed = opts.seed ?? 1;
+  let encoding = typeof opts.encoding === 'object' ? opts.encoding : parseEncoding(opts.encoding ?? opts.formats ?? 'mixed', seed);
   const scenario = getScenario(opts.scenario ?? 'calm');
   const timeScale = opts.timeScale ?? 1;
   if (!(timeScale > 0)) throw new Error('timeScale must be positive');
   const world = new World({
-    seed: opts.seed ?? 1,
+    seed,
     markets: opts.markets ?? 40,
     positions: opts.positions ?? 300,
     networks: opts.networks ?? [...DEFAULT_NETWORKS],
@@ -172,8 +180,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         const at = clock.now();
         const routed =
           listener === 'base'
-            ? routeBase(method, path, url.searchParams, body, { world, nowMs: at, formats, sampleIntervalMs: opts.sampleIntervalMs ?? 60_000, maxGraphqlRows: opts.maxGraphqlRows ?? 50_000, defaultLimit: 100, maxLimit: 500 })
-            : routeCatalog(method, path, url.searchParams, { world, nowMs: at, formats, defaultPerPage: 100 });
+            ? routeBase(method, path, url.searchParams, body, { world, nowMs: at, encoding, sampleIntervalMs: opts.sampleIntervalMs ?? 60_000, maxGraphqlRows: opts.maxGraphqlRows ?? 50_000, defaultLimit: 100, maxLimit: 500 })
+            : routeCatalog(method, path, url.searchParams, { world, nowMs: at, encoding, defaultPerPage: 100 });
         out = routed ?? errorResponse(group, 404, `no route for ${method} ${path}`);
       }
       if (spec && out.status === 200) applyBodyFaults(out.body, spec, url.searchParams.get('next_cursor') ?? url.searchParams.get('page'));
@@ -185,7 +193,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const send = (res: ServerResponse, out: SimResponse, entry: RequestEntry, truncate?: FaultSpec['truncate']) => {
     entry.status = out.status;
     log.debug('simulator_request', { method: entry.method, path: entry.path, status: out.status, fault: entry.faultId });
-    const text = out.status === 204 ? '' : JSON.stringify(out.body);
+    const text = out.status === 204 ? '' : writeJson(out.body);
     const headers = { 'content-type': 'application/json; charset=utf-8', ...out.headers };
     if (truncate) {
       const full = Buffer.from(text);
@@ -238,6 +246,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     faults,
     requests,
     world,
+    get encoding() {
+      return encoding;
+    },
+    set encoding(e: Encoding) {
+      encoding = e;
+    },
     close: async () => {
       for (const t of timers) clearTimeout(t);
       timers.clear();

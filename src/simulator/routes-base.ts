@@ -1,6 +1,6 @@
 /** The positions-type routes on {base_url}: positions, assets, holdings, performance, and GraphQL. */
 import { DAY_SEC } from './benchmarks.js';
-import { represent, type Formats } from './formats.js';
+import { represent, type Encoding, type RecordHints } from './encoding.js';
 import { executeGraphQL } from './graphql.js';
 import { pageOf, type RowSource } from './paging.js';
 import { hash32, randRange } from './random.js';
@@ -11,7 +11,7 @@ import { SNAPSHOT_MODES, type ListFilter, type SnapshotMode, type World } from '
 export interface BaseContext {
   world: World;
   nowMs: number;
-  formats: Formats;
+  encoding: Encoding;
   sampleIntervalMs: number;
   maxGraphqlRows: number;
   /** Default and maximum page sizes of the list endpoints. */
@@ -22,6 +22,12 @@ export interface BaseContext {
 const bad = (message: string) => errorResponse('rest', 400, message);
 
 type ListName = 'positions' | 'assets' | 'holdings';
+
+/** Assets and holdings carry a token balance in base units, scaled by the row's own decimals. */
+function hintsOf(row: object): RecordHints {
+  const r = row as { balance?: unknown; decimals?: unknown };
+  return typeof r.balance === 'string' && typeof r.decimals === 'number' ? { amounts: { balance: r.decimals } } : {};
+}
 
 function listRoute(name: ListName, q: URLSearchParams, ctx: BaseContext): SimResponse {
   const limitRaw = q.get('limit');
@@ -41,7 +47,7 @@ function listRoute(name: ListName, q: URLSearchParams, ctx: BaseContext): SimRes
     name === 'positions' ? ctx.world.positionsSource(ctx.nowMs, filter) : name === 'assets' ? ctx.world.assetsSource(ctx.nowMs, filter) : ctx.world.holdingsSource(ctx.nowMs, filter);
   if (src.length === 0) return errorResponse('rest', 404, `no ${name} matched`);
   const page = pageOf(src, cursorRaw === null ? null : Number(cursorRaw), limit);
-  const data = page.rows.map((row, i) => represent(row, ctx.formats, ctx.world.seed, page.keys[i] as number));
+  const data = page.rows.map((row, i) => represent(row, ctx.encoding, page.keys[i] as number, hintsOf(row)));
   const pageInfo = page.hasMore ? { has_more: true, next_cursor: page.nextCursor } : { has_more: false };
   return { status: 200, body: { data, page_info: pageInfo } };
 }
@@ -70,10 +76,10 @@ function performanceRoute(q: URLSearchParams, ctx: BaseContext): SimResponse {
   const wallets = ctx.world.wallets.slice(0, 20).map((wallet, i) => {
     const nav = 1000 + (hash32(seed, 'perf-nav', i) % 5_000_000);
     const assets = ['USDC', 'WETH'].map((symbol, k) => ({ symbol, ...metric(symbol, i * 10 + k, nav / 2) }));
-    return represent({ wallet, nav_usd: nav, ...metric('wallet', i, nav), assets }, ctx.formats, seed, `perf/${i}`);
+    return represent({ wallet, nav_usd: nav, ...metric('wallet', i, nav), assets }, ctx.encoding, `perf/${i}`);
   });
   const totalNav = ctx.world.wallets.slice(0, 20).reduce((s, _, i) => s + 1000 + (hash32(seed, 'perf-nav', i) % 5_000_000), 0);
-  const organization = represent({ nav_usd: totalNav, ...metric('org', 0, totalNav) }, ctx.formats, seed, 'perf/org');
+  const organization = represent({ nav_usd: totalNav, ...metric('org', 0, totalNav) }, ctx.encoding, 'perf/org');
   return {
     status: 200,
     body: { data: { from: new Date(fromSec * 1000).toISOString().slice(0, 10), to: new Date(toSec * 1000).toISOString().slice(0, 10), organization, wallets } },
@@ -89,7 +95,7 @@ export function routeBase(method: string, path: string, q: URLSearchParams, body
   if (path === '/yields/graphql' || path === '/api/graphql') {
     if (method !== 'POST') return errorResponse('graphql', 405, 'GraphQL requests must be POST');
     if (body === undefined) return errorResponse('graphql', 400, 'Body must be JSON: {query, variables}');
-    return executeGraphQL(body, { world: ctx.world, nowMs: ctx.nowMs, formats: ctx.formats, sampleIntervalMs: ctx.sampleIntervalMs, maxRows: ctx.maxGraphqlRows });
+    return executeGraphQL(body, { world: ctx.world, nowMs: ctx.nowMs, encoding: ctx.encoding, sampleIntervalMs: ctx.sampleIntervalMs, maxRows: ctx.maxGraphqlRows });
   }
   return null;
 }

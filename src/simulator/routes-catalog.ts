@@ -1,6 +1,6 @@
 /** The catalog routes on {catalog_url}: networks and historical benchmarks. */
 import { BENCHMARK_CODES, DAY_SEC, type BenchmarkCode } from './benchmarks.js';
-import { represent, type Formats } from './formats.js';
+import { represent, type Encoding } from './encoding.js';
 import { errorResponse, type SimResponse } from './responses.js';
 import type { World } from './world.js';
 
@@ -8,12 +8,12 @@ import type { World } from './world.js';
 export interface CatalogContext {
   world: World;
   nowMs: number;
-  formats: Formats;
+  encoding: Encoding;
   defaultPerPage: number;
 }
 
 const PREFIX = '/api/catalog/historical-benchmarks/';
-const NO_TIME_FIELDS: ReadonlySet<string> = new Set();
+const DAY_HINTS = { times: new Set(['timestamp']) };
 
 function intParam(q: URLSearchParams, name: string, min: number, max: number, details: { field: string; message: string }[]): number | undefined {
   const v = q.get(name);
@@ -42,7 +42,7 @@ function benchmarks(network: string, q: URLSearchParams, ctx: CatalogContext): S
   const data = [];
   for (let k = start; k < end; k++) {
     const day = ctx.world.benchmarkDay(network, code as BenchmarkCode, first + k * DAY_SEC, firstHistoryDay, ctx.nowMs);
-    data.push(represent(day, ctx.formats, ctx.world.seed, `${network}/${code}/${day.timestamp}`, NO_TIME_FIELDS));
+    data.push(represent(day, ctx.encoding, `${network}/${code}/${day.timestamp}`, DAY_HINTS));
   }
   const body: Record<string, unknown> = { itemsOnPage: data.length };
   if (end < count) body.nextPage = page + 1;
