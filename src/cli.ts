@@ -154,7 +154,8 @@ program
   .option('--positions <n>', 'number of positions')
   .option('--api-key <key>', 'required x-api-key (default sim-key; "none" accepts any)')
   .option('--host <host>', 'listen address', '127.0.0.1')
-  .action((o: { port: string; scenario: string; seed: string; markets?: string; positions?: string; apiKey?: string; host: string }) =>
+  .option('--encoding <name>', 'how values are written: canonical, mixed, strings, units, chaos, or family=choice,… (see docs/simulator.md)', 'mixed')
+  .action((o: { port: string; scenario: string; seed: string; markets?: string; positions?: string; apiKey?: string; host: string; encoding: string }) =>
     exit(async () => {
       const { runSimulateCommand } = await import('./simulator/cli.js');
       const sim = await runSimulateCommand({
@@ -162,6 +163,7 @@ program
         scenario: o.scenario,
         seed: Number(o.seed),
         host: o.host,
+        encoding: o.encoding,
         ...(o.markets ? { markets: Number(o.markets) } : {}),
         ...(o.positions ? { positions: Number(o.positions) } : {}),
         ...(o.apiKey ? { apiKey: o.apiKey === 'none' ? null : o.apiKey } : {}),

@@ -12,7 +12,8 @@ export interface SimulateCommandOptions {
   apiKey?: string | null;
   host?: string;
   timeScale?: number;
-  formats?: 'canonical' | 'mixed';
+  /** `--encoding`: a preset name or family=choice list (encoding.ts). */
+  encoding?: string;
   /** Where the one-line banner goes; default stdout. */
   write?: (line: string) => void;
 }
@@ -22,6 +23,6 @@ export async function runSimulateCommand(opts: SimulateCommandOptions): Promise<
   const { write = (line: string) => process.stdout.write(line + '\n'), ...rest } = opts;
   const sim = await startSimulator(rest);
   const key = sim.apiKey === null ? '(any key accepted)' : sim.apiKey;
-  write(`simulator: base_url=${sim.url} catalog_url=${sim.catalogUrl} api_key=${key} scenario=${sim.world.scenario.name} seed=${sim.world.seed} markets=${sim.world.markets.length} positions=${sim.world.positions.length}`);
+  write(`simulator: base_url=${sim.url} catalog_url=${sim.catalogUrl} api_key=${key} scenario=${sim.world.scenario.name} seed=${sim.world.seed} markets=${sim.world.markets.length} positions=${sim.world.positions.length} encoding=${opts.encoding ?? 'mixed'}`);
   return sim;
 }
