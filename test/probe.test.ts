@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../src/simulator/index.js';
 import { CLI, freePort, ROOT, tempDirs } from './fixtures/daemon/harness.js';
 import { writeConfig } from './fixtures/daemon/world.js';
-import { startRewriteProxy, unitPricesAndTokenUnits, type RewriteProxy } from './fixtures/rewrite-proxy.js';
 
 const KEY = 'sim-key-0123456789-secret';
 const dirs = tempDirs();
 let sim: Simulator;
-let proxy: RewriteProxy;
+/** The same world written the way another service might: unit prices, decimal token units, times in ms. */
+let units: Simulator;
 
 /** Runs `lookout probe`; resolves with its exit code and output (bounded). */
 function probe(args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -41,10 +41,10 @@ type Report = { ok: boolean; polls: Array<{ poll: string; ok: boolean; rows: num
 
 beforeAll(async () => {
   sim = await startSimulator({ apiKey: KEY, formats: 'canonical', markets: 6, positions: 60 });
-  proxy = await startRewriteProxy(sim.url, unitPricesAndTokenUnits);
+  units = await startSimulator({ apiKey: KEY, encoding: 'units', markets: 6, positions: 60 });
 });
 afterAll(async () => {
-  await proxy?.close();
+  await units?.close();
   await sim?.close();
   dirs.cleanup();
 });
@@ -52,7 +52,7 @@ afterAll(async () => {
 describe('lookout probe', () => {
   it('reads every poll of the simulator in two encodings: exit 0, and the per-field report says how each was sent', async () => {
     const canonical = await probe(['-c', config(sim.url, sim.catalogUrl), '--json']);
-    const unit = await probe(['-c', config(proxy.url, sim.catalogUrl), '--json']);
+    const unit = await probe(['-c', config(units.url, units.catalogUrl), '--json']);
     expect(canonical.code, canonical.err).toBe(0);
     expect(unit.code, unit.err).toBe(0);
     const a = JSON.parse(canonical.out) as Report;
@@ -66,6 +66,8 @@ describe('lookout probe', () => {
     expect(Object.keys(mb.fields.oracle_price!)).toEqual(['unit price']);
     expect(Object.keys(ma.fields.total_borrowed!)).toEqual(['integer base units']);
     expect(Object.keys(mb.fields.total_borrowed!)).toEqual(['decimal token units']);
+    expect(Object.keys(ma.fields.oracle_last_update!)).toEqual(['Unix seconds']);
+    expect(Object.keys(mb.fields.oracle_last_update!)).toEqual(['Unix milliseconds']);
     expect(ma.fields_rejected).toEqual([]);
     expect(mb.fields_rejected).toEqual([]);
     // The same world: the same unit price, whichever way it was sent. The simulator's world moves between the two
@@ -73,7 +75,7 @@ describe('lookout probe', () => {
     expect(Math.abs(Number(mb.samples.oracle_price) / Number(ma.samples.oracle_price) - 1)).toBeLessThan(1e-3);
     expect(a.polls.find((p) => p.poll === 'positions')!.rows).toBeGreaterThan(0);
 
-    const human = await probe(['-c', config(proxy.url, sim.catalogUrl)]);
+    const human = await probe(['-c', config(units.url, units.catalogUrl)]);
     expect(human.code).toBe(0);
     expect(human.out).toMatch(/^ {2}oracle_price: unit price → \d/m);
     expect(human.out).toMatch(/^ {2}total_borrowed: decimal token units/m);
