@@ -213,6 +213,22 @@ describe('metrics registry', () => {
     expect(samples(text, 'lookout_rule_evaluation_duration_seconds_count')[0]?.value).toBe(1);
   });
 
+  it('a data error is counted by its kind, not by the value it quotes (bounded series, no service text)', async () => {
+    const m = fresh();
+    for (const u of ['1.2', '1.5', '-0.3']) m.dataError('util', `utilization ${u} outside [0, 1]`);
+    m.dataError('apy', 'borrow_apy not a number: <script>');
+    m.dataError('apy', 'borrow_apy not a number: high');
+    m.dataError('lag', `oracle_last_update ${new Date(NOW).toISOString()} is in the future`);
+    m.dataError('dev', 'oracle_price unreadable (needs_decimals)');
+    const got = Object.fromEntries(samples(await m.scrape(), 'lookout_data_errors_total').map((s) => [`${s.labels.rule}|${s.labels.reason}`, s.value]));
+    expect(got).toEqual({
+      'util|utilization N outside [N, N]': 3,
+      'apy|borrow_apy not a number': 2,
+      'lag|oracle_last_update N is in the future': 1,
+      'dev|oracle_price unreadable (needs_decimals)': 1,
+    });
+  });
+
   it('escapes untrusted label values in the exposition', async () => {
     const m = fresh();
     m.setReadings('markets', [market('m1', {}, { loan_asset: 'a"b\\c\nd', collateral_asset: '<script>' })], NOW);

@@ -64,6 +64,18 @@ export interface Metrics {
 }
 
 /** Creates lookout's metrics on their own registry. */
+/**
+ * A data error's reason as a label value: its kind, without the values it quotes. "utilization 1.2 outside [0, 1]"
+ * and "borrow_apy not a number: high" would make one series per value the service ever sent (unbounded
+ * cardinality, and the service's text on /metrics); the log line and the alert keep the full reason.
+ */
+export function reasonLabel(reason: string): string {
+  return reason
+    .replace(/:\s.*$/s, '')
+    .replace(/-?\d[\w.:+-]*/g, 'N')
+    .slice(0, 120);
+}
+
 export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const registry = opts.registry ?? new Registry();
   const registers = [registry];
@@ -278,7 +290,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
 
     dataError(rule, reason) {
-      dataErrors.inc({ rule, reason });
+      dataErrors.inc({ rule, reason: reasonLabel(reason) });
     },
 
     pollStoreFailed(poll) {
