@@ -459,3 +459,77 @@ describe('flapping and watchdog', () => {
     expect(s.slack.posts.every((p) => p.raw.includes('watchdog'))).toBe(true);
   });
 });
+
+describe('mutes and the notification log (as Alertmanager decides; docs/alertmanager-parity.md)', () => {
+  const markets = (p: SlackPost) => [...new Set([...p.raw.matchAll(/\((m\d+)\)/g)].map((m) => m[1]))].sort();
+  const down = () => alert('source_down', 'markets', { kind: 'source_down' }, { poll: 'markets', market_id: '' });
+  const utilRoute = (over: Record<string, unknown> = {}) => [
+    route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s', group_interval: '10s', repeat_interval: '1h', ...over }),
+  ];
+  const utilPosts = (s: { slack: SlackRecorder }) => s.slack.posts.filter((p) => !p.raw.includes('source_down'));
+
+  it('an announced alert is not announced again when an inhibition lifts before repeat_interval', async () => {
+    const s = await setup({ routes: utilRoute() });
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(1000);
+    expect(utilPosts(s).map(markets)).toEqual([['m1']]);
+    s.apply([event('firing', down(), s.clock.now())]);
+    await s.advance(30_000);
+    s.apply([event('resolved', down(), s.clock.now())]);
+    await s.advance(10 * 60_000, 10_000);
+    expect(utilPosts(s).map(markets)).toEqual([['m1']]);
+    // the repeat comes when repeat_interval says, not earlier
+    await s.advance(60 * 60_000, 60_000);
+    expect(utilPosts(s).map(markets)).toEqual([['m1'], ['m1']]);
+  });
+
+  it('an alert that began firing during the mute is announced once after it (with its group)', async () => {
+    const s = await setup({ routes: utilRoute() });
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(1000);
+    s.apply([event('firing', down(), s.clock.now())]);
+    await s.advance(10_000);
+    s.apply([event('firing', alert('util', 'm2'), s.clock.now())]);
+    await s.advance(30_000);
+    expect(utilPosts(s)).toHaveLength(1);
+    s.apply([event('resolved', down(), s.clock.now())]);
+    await s.advance(5 * 60_000, 10_000);
+    expect(utilPosts(s).map(markets)).toEqual([['m1'], ['m1', 'm2']]);
+  });
+
+  it('a muted alert a message left out is announced again when unmuted: the last message no longer told it', async () => {
+    const s = await setup({ routes: utilRoute() });
+    s.apply([event('firing', alert('util', 'm1'), T0), event('firing', alert('util', 'm3'), T0)]);
+    await s.advance(1000);
+    const sil = s.n.silences.add({ matchers: [{ name: 'market_id', op: '=', value: 'm1' }], endsAt: T0 + 3_600_000, author: 't', comment: 'c' });
+    s.apply([event('firing', alert('util', 'm4'), s.clock.now())]);
+    await s.advance(20_000);
+    s.n.silences.expire(sil.id);
+    await s.advance(20_000);
+    expect(utilPosts(s).map(markets)).toEqual([['m1', 'm3'], ['m3', 'm4'], ['m1', 'm3', 'm4']]);
+  });
+
+  it.each([
+    [true, 'gets its RESOLVED (send_resolved_when_muted, the default)'],
+    [false, 'is dropped, as Alertmanager does (send_resolved_when_muted: false)'],
+  ])('an announced alert that resolves while inhibited %s', async (whenMuted, _name) => {
+    const s = await setup({ routes: utilRoute({ send_resolved_when_muted: whenMuted }) });
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(1000);
+    s.apply([event('firing', down(), s.clock.now())]);
+    await s.advance(10_000);
+    s.apply([event('resolved', alert('util', 'm1', { state: 'resolved' }), s.clock.now())]);
+    await s.advance(30_000, 5000);
+    const util = utilPosts(s);
+    if (whenMuted) {
+      expect(util.map((p) => /\*(FIRING|RESOLVED)\b/.exec(p.raw)?.[1])).toEqual(['FIRING', 'RESOLVED']);
+      expect(markets(util[1]!)).toEqual(['m1']);
+    } else {
+      expect(util).toHaveLength(1);
+    }
+    // either way nothing more about it once the mute lifts
+    s.apply([event('resolved', down(), s.clock.now())]);
+    await s.advance(5 * 60_000, 10_000);
+    expect(utilPosts(s)).toHaveLength(whenMuted ? 2 : 1);
+  });
+});

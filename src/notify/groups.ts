@@ -152,7 +152,7 @@ export function flushGroup(db: Database.Database, groupKey: string, ctx: FlushCo
     const del = db.prepare(`DELETE FROM notify_group_alerts WHERE group_key = ? AND fingerprint = ?`);
     const update = db.prepare(`UPDATE notify_group_alerts SET alert = ?, sent_state = ?, muted = ? WHERE group_key = ? AND fingerprint = ?`);
 
-    type Judged = { row: EntryRow; alert: Alert; muted: 'silenced' | 'inhibited' | null; wasMuted: boolean };
+    type Judged = { row: EntryRow; alert: Alert; muted: 'silenced' | 'inhibited' | null };
     const judged: Judged[] = [];
     for (const row of entries) {
       let alert = JSON.parse(row.alert) as Alert;
@@ -166,25 +166,39 @@ export function flushGroup(db: Database.Database, groupKey: string, ctx: FlushCo
         alert = live;
       }
       const muted = ctx.isSilenced(alert.labels) ? 'silenced' : ctx.isInhibited(alert) ? 'inhibited' : null;
-      judged.push({ row, alert, muted, wasMuted: row.muted !== null });
+      judged.push({ row, alert, muted });
     }
 
-    const isNew = (j: Judged) =>
-      j.muted === null &&
-      ((j.row.state === 'firing' && (j.row.sent_state !== 'firing' || j.wasMuted)) ||
-        (j.row.state === 'flapping' && j.row.sent_state !== 'flapping') ||
-        (j.row.state === 'resolved' && timing.send_resolved && (j.row.sent_state === 'firing' || j.row.sent_state === 'flapping')));
+    // As Alertmanager's notification pipeline decides (mute stage, then dedup against the notification log): muted
+    // alerts leave the flush; what is left is compared with what the group's last message said. `sent_state` is
+    // that log: the state each alert had in the last message, null for an alert the last message left out.
+    const whenMuted = timing.send_resolved_when_muted ?? true;
+    const announced = (j: Judged) => j.row.sent_state === 'firing' || j.row.sent_state === 'flapping';
     for (const j of judged) {
-      const hadSay = j.row.state !== 'resolved' ? j.row.sent_state !== j.row.state || j.wasMuted : j.row.sent_state !== null;
+      // Going beyond Alertmanager (its issues #226, #2754): an announced alert that resolves while muted gets its RESOLVED.
+      if (j.muted && whenMuted && j.row.state === 'resolved' && announced(j)) j.muted = null;
+    }
+    for (const j of judged) {
+      const hadSay = j.row.state !== 'resolved' ? j.row.sent_state !== j.row.state : j.row.sent_state !== null;
       if (j.muted && j.row.muted !== j.muted && hadSay) ctx.onMuted(g.notifier, j.muted);
     }
-    const firingAll = judged.filter((j) => j.row.state === 'firing' && j.muted === null);
-    const fresh = judged.filter(isNew);
-    const repeatDue = firingAll.length > 0 && g.last_sent_at !== null && ctx.now - g.last_sent_at >= timing.repeat_interval;
+    const heard = judged.filter((j) => j.muted === null);
+    const active = heard.filter((j) => j.row.state !== 'resolved');
+    const resolved = heard.filter((j) => j.row.state === 'resolved');
+    const changed = active.filter((j) => j.row.sent_state !== j.row.state);
+    let notify: boolean;
+    if (heard.length === 0) notify = false; // every alert muted: nothing to say, and the log stays as it was
+    else if (g.last_sent_at === null) notify = active.length > 0;
+    else if (changed.length > 0) notify = true;
+    else if (active.length === 0) notify = judged.some(announced); // all resolved: clear what the channel was told
+    else if (timing.send_resolved && resolved.length > 0) notify = true;
+    else notify = ctx.now - g.last_sent_at >= timing.repeat_interval;
+
     let messageId: number | undefined;
     let seq = g.seq;
-    if (fresh.length > 0 || repeatDue) {
-      const included = [...new Set([...firingAll, ...fresh])];
+    // A flapping alert is said once, then left out of repeats until it settles.
+    const included = notify ? [...active.filter((j) => j.row.state === 'firing' || j.row.sent_state !== j.row.state), ...(timing.send_resolved ? resolved : [])] : [];
+    if (included.length > 0) {
       const order: Record<MessageAlertStatus, number> = { firing: 0, flapping: 1, resolved: 2 };
       included.sort((a, b) => order[a.row.state] - order[b.row.state] || a.alert.entity.localeCompare(b.alert.entity));
       seq += 1;
@@ -209,8 +223,9 @@ export function flushGroup(db: Database.Database, groupKey: string, ctx: FlushCo
           )
           .run(dedupKey, g.notifier, groupKey, JSON.stringify(message), ctx.now, ctx.now).lastInsertRowid,
       );
-      for (const j of included) j.row.sent_state = j.row.state;
     }
+    // The log: what this message said (a muted alert it left out is no longer "told").
+    if (notify) for (const j of judged) j.row.sent_state = j.muted === null ? j.row.state : null;
     let left = 0;
     for (const j of judged) {
       if (j.row.state === 'resolved') del.run(groupKey, j.row.fingerprint);
@@ -223,7 +238,7 @@ export function flushGroup(db: Database.Database, groupKey: string, ctx: FlushCo
     else {
       db.prepare(`UPDATE notify_groups SET seq = ?, last_sent_at = ?, next_flush_at = ? WHERE group_key = ?`).run(
         seq,
-        messageId !== undefined ? ctx.now : g.last_sent_at,
+        notify ? ctx.now : g.last_sent_at,
         ctx.now + Math.max(MIN_INTERVAL, timing.group_interval),
         groupKey,
       );

@@ -12,6 +12,12 @@ export interface GroupTiming {
   group_interval: number;
   repeat_interval: number;
   send_resolved: boolean;
+  /**
+   * An alert announced as firing that resolves while silenced or inhibited still gets its RESOLVED (default
+   * true; Alertmanager drops it, leaving the channel with an orphaned firing alert). Absent in groups
+   * persisted before the setting existed: true.
+   */
+  send_resolved_when_muted?: boolean;
 }
 
 /** Where one alert goes for one notifier. */
@@ -34,7 +40,7 @@ export interface RoutingOptions {
   ruleNotify?: ReadonlyMap<string, readonly string[]> | RuleNotifyResolver;
 }
 
-const DEFAULT_TIMING: GroupTiming = { group_wait: 10_000, group_interval: 60_000, repeat_interval: 4 * 3_600_000, send_resolved: true };
+const DEFAULT_TIMING: Required<GroupTiming> = { group_wait: 10_000, group_interval: 60_000, repeat_interval: 4 * 3_600_000, send_resolved: true, send_resolved_when_muted: true };
 
 /** A route with its stable id (a digest of its matchers, so reordering routes keeps groups). */
 interface CompiledRoute {
@@ -115,6 +121,7 @@ export function effectiveTiming(route: GroupTiming, notifier: NotifierConfig): G
     group_interval: route.group_interval,
     repeat_interval: route.repeat_interval,
     send_resolved: route.send_resolved,
+    send_resolved_when_muted: route.send_resolved_when_muted ?? true,
   };
   if (notifier.type === 'alertmanager') {
     t.group_wait = 0;
@@ -122,6 +129,8 @@ export function effectiveTiming(route: GroupTiming, notifier: NotifierConfig): G
     t.group_interval = Math.min(t.group_interval, notifier.resend_interval, ALERTMANAGER_GROUP_INTERVAL);
     t.repeat_interval = notifier.resend_interval;
     t.send_resolved = true;
+    // Alertmanager must hear every resolve, or the alert stays active there until its endsAt.
+    t.send_resolved_when_muted = true;
   }
   return t;
 }

@@ -85,6 +85,8 @@ export const routeSchema = z.strictObject({
   group_interval: duration.default(60_000),
   repeat_interval: duration.default(4 * 3_600_000),
   send_resolved: z.boolean().default(true),
+  /** An alert announced as firing that resolves while silenced or inhibited gets its RESOLVED (Alertmanager: dropped). */
+  send_resolved_when_muted: z.boolean().default(true),
 });
 /** One validated route. */
 export type RouteConfig = z.output<typeof routeSchema>;
