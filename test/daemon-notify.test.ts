@@ -241,3 +241,39 @@ it.each([
   expect(firingOf(await apiAlerts(url), 'util-high', market)).toMatchObject({ fingerprint: firing.fingerprint, since: firing.since, last_notified: expect.any(String) });
   expect(await silencedCount()).toBe(1);
 }, 90_000);
+
+it('a source outage: the announced market alert is not announced again when source_down resolves; one that began firing during the outage is announced once after it', async () => {
+  sim = await SimHandle.spiking();
+  slack = await new SlackRecorder().start();
+  const dir = dirs.make();
+  const [market, late] = [sim.market(0), sim.market(1)];
+  const file = writeConfig(join(dir, 'lookout.yaml'), {
+    sim,
+    db: join(dir, 'lookout.db'),
+    rules: [utilRule('util-high', market), { ...utilRule('util-late', late), for: '15s' }],
+    notifiers: { slack: { type: 'slack', webhook_url: slack.url, rate_limit: 10 } },
+    routes: [{ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s', group_interval: '1s', repeat_interval: '1h' }],
+    sourceDownAfter: 2,
+  });
+  const rec = slack;
+  const { daemon, url } = await DaemonProcess.start(file);
+  const diag = () => `${rec.summary()}\n${daemon.diag()}`;
+  const stateOf = async (rule: string) => (await apiAlerts(url)).find((a) => a.rule === rule)?.state;
+  await rec.waitFor('util-high announced', () => rec.about('FIRING', market).length > 0, 15_000, diag);
+  // util-late is pending (for: 15s) when the source goes down.
+  expect(await stateOf('util-late')).toBe('pending');
+  const outage = sim.sim.faults.add({ path: '/yields/graphql', method: 'POST', status: 500, times: 1_000_000 });
+  await until('source_down firing', async () => ((await stateOf('source_down')) === 'firing' ? true : undefined), 15_000, diag);
+  expect(await stateOf('util-late')).toBe('pending');
+  // util-late's `for` runs out during the outage: it fires, muted by source_down.
+  await until('util-late firing', async () => ((await stateOf('util-late')) === 'firing' ? true : undefined), 25_000, diag);
+  await daemon.waitForPolls(2, 10_000, 'markets', 'failed'); // flushes while muted: nothing about it may go out
+  expect(rec.about('FIRING', late)).toEqual([]);
+  sim.sim.faults.remove(outage);
+  await until('source_down resolved', async () => ((await stateOf('source_down')) === 'firing' ? undefined : true), 15_000, diag);
+  await rec.waitFor('util-late announced', () => rec.about('FIRING', late).length > 0, 15_000, diag);
+  // Several group_intervals later: still one FIRING about each market.
+  await daemon.waitForPolls(4, 15_000);
+  expect(rec.about('FIRING', market)).toHaveLength(1);
+  expect(rec.about('FIRING', late)).toHaveLength(1);
+}, 120_000);
