@@ -7,6 +7,7 @@ import { systemClock } from './clock.js';
 import type { Config } from './config/load.js';
 import { createLogger, type Logger } from './log.js';
 import type { Alert, AlertEvent, MarketInfo, PollOutcome } from './model.js';
+import { inShard, shardKey } from './source/shard.js';
 import { openStore, type Store } from './store/index.js';
 import { StoreHealth } from './store/health.js';
 import { Scheduler } from './scheduler/index.js';
@@ -322,7 +323,14 @@ function restartOnly(old: Config, next: Config): string[] {
 }
 
 function engineSettings(cfg: Config) {
-  return { rules: cfg.rules.map((r) => r.rule), alerting: cfg.alerting, sourceDown: cfg.source_down, watchdog: cfg.watchdog };
+  const shard = cfg.shard;
+  return {
+    rules: cfg.rules.map((r) => r.rule),
+    alerting: cfg.alerting,
+    sourceDown: cfg.source_down,
+    watchdog: cfg.watchdog,
+    owns: (a: Pick<Alert, 'entity' | 'labels'>) => inShard(shardKey(a), shard),
+  };
 }
 
 function ruleNotify(cfg: Config): Map<string, readonly string[]> {

@@ -351,3 +351,22 @@ describe('AlertEngine flapping', () => {
     store.close();
   });
 });
+
+describe('sharding: an entity that moves to another replica', () => {
+  it('is forgotten without a RESOLVED on the replica that gave it away; one it keeps is untouched', () => {
+    const store = tempStore(dirs);
+    let mine = new Set(['m1', 'm2']);
+    const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })], { owns: (a) => mine.has(a.entity) });
+    const fired = drive(store, engine, outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 }), market('m2', T0, { utilization: 0.95 })], T0));
+    expect(eventList(fired)).toEqual(['firing util/m1', 'firing util/m2']);
+    // A resize: m1 now belongs to another replica (the config reload that changes `shard`).
+    mine = new Set(['m2']);
+    engine.reload({});
+    const after = engine.tick(T0 + MIN);
+    expect(eventList(after)).toEqual([]);
+    expect(engine.alerts().map((a) => `${a.entity} ${a.state}`)).toEqual(['m2 firing']);
+    // Its next polls no longer carry m1 (the shard filter drops it): nothing about m1, ever.
+    const later = [1, 2, 3, 4].map((i) => drive(store, engine, outcome('markets', 'metrics', [market('m2', T0 + i * MIN, { utilization: 0.95 })], T0 + i * MIN)));
+    expect(eventList(later)).toEqual([]);
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonExact } from '../src/source/json.js';
 import { parseRetryAfter } from '../src/source/http.js';
-import { fnv1a, inShard } from '../src/source/shard.js';
+import { fnv1a } from '../src/source/shard.js';
 import { readAmount } from '../src/source/read/amounts.js';
 import { readBoolean } from '../src/source/read/booleans.js';
 import { readInteger, readNumber, readString } from '../src/source/read/numbers.js';
@@ -177,16 +177,6 @@ describe('shard hash', () => {
     expect(fnv1a('')).toBe(0x811c9dc5);
     expect(fnv1a('a')).toBe(0xe40c292c);
     expect(fnv1a('foobar')).toBe(0xbf9cf968);
-  });
-
-  it('puts every key in exactly one of the shards', () => {
-    const keys = Array.from({ length: 500 }, (_, i) => `morpho-base-0x${i.toString(16).padStart(40, '0')}`);
-    const total = 3;
-    const owners = keys.map((k) => [0, 1, 2].filter((index) => inShard(k, { index, total })));
-    expect(owners.every((o) => o.length === 1)).toBe(true);
-    const sizes = [0, 1, 2].map((i) => owners.filter((o) => o[0] === i).length);
-    expect(Math.min(...sizes)).toBeGreaterThan(100);
-    expect(keys.every((k) => inShard(k, undefined) && inShard(k, { index: 0, total: 1 }))).toBe(true);
   });
 });
 

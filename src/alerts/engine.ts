@@ -65,6 +65,11 @@ export interface EngineOptions {
   log: Logger;
   /** Rule kinds by name; default: the registry. */
   kinds?: readonly RuleKind[];
+  /**
+   * Whether this replica owns an alert's entity (sharding, SPEC §8); default: every entity. An alert whose entity
+   * another replica owns now (after a resize) is forgotten without a RESOLVED: it moved, it did not resolve.
+   */
+  owns?: (alert: Pick<Alert, 'entity' | 'labels'>) => boolean;
   sources?: Partial<EngineSources>;
 }
 
@@ -259,6 +264,14 @@ export class AlertEngine {
     for (const t of this.repo.trackedOrphans(keep)) {
       this.opts.log.info('alert_rule_gone', { rule: t.alert.rule, entity: t.alert.entity, state: t.alert.state });
       this.apply(t, { type: 'retire' }, now, this.builtinSettings(), identityOf(t.alert), out);
+    }
+    const owns = this.opts.owns;
+    if (owns) {
+      for (const t of this.repo.trackedForRules([...this.byName.keys()])) {
+        if (owns(t.alert)) continue;
+        this.opts.log.info('alert_moved', { rule: t.alert.rule, entity: t.alert.entity, state: t.alert.state, hint: 'another replica owns this entity now' });
+        this.repo.remove(t.alert.fingerprint);
+      }
     }
   }
 

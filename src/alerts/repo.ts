@@ -45,6 +45,8 @@ export interface AlertRepo {
   trackedOrphans(rules: readonly string[]): TrackedAlert[];
   /** For the engine: saves an alert with its bookkeeping. */
   saveTracked(t: TrackedAlert): void;
+  /** Forgets an alert without a transition (its entity moved to another replica). */
+  remove(fingerprint: string): void;
 }
 
 /** An `alerts` row: the {@link Alert} with its booleans as 0/1 and its maps and lists as JSON, plus bookkeeping. */
@@ -172,6 +174,7 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     `UPDATE alerts SET last_notified_at = max(coalesce(last_notified_at, 0), ?) WHERE fingerprint = ?`,
   );
   const prune = db.prepare(`DELETE FROM alert_events WHERE at < ?`);
+  const removeOne = db.prepare(`DELETE FROM alerts WHERE fingerprint = ?`);
 
   const toEvent = (r: EventRow): StoredAlertEvent => ({ id: r.id, type: r.type, at: r.at, alert: JSON.parse(r.alert) as Alert });
   const plain = (rows: AlertRow[]): Alert[] => rows.map((r) => toTracked(r).alert);
@@ -211,6 +214,9 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     trackedOrphans: (rules) => orphans.all(JSON.stringify(rules)).map(toTracked),
     saveTracked: (t) => {
       upsert.run(toParams(t));
+    },
+    remove: (fp) => {
+      removeOne.run(fp);
     },
   };
 }

@@ -81,9 +81,10 @@ export function loadConfigText(file: string, text: string, opts: LoadOptions & {
   });
 
   if (cfg) problems.push(...crossCheck(yf, cfg, rules));
+  const envShard = shardFromEnv(env, problems);
   if (problems.length) throw new ConfigError(problems);
 
-  const c = cfg!;
+  const c = envShard ? { ...cfg!, shard: envShard } : cfg!;
   const storagePath = c.storage.path === ':memory:' || isAbsolute(c.storage.path) ? c.storage.path : resolve(dir, c.storage.path);
   return {
     ...c,
@@ -207,6 +208,28 @@ function crossCheck(yf: YamlFile, cfg: ConfigFile, rules: LoadedRule[]): ConfigP
   }
   if (cfg.shard && cfg.shard.index >= cfg.shard.total) problems.push(problemAt(yf, ['shard', 'index'], 'shard.index must be below shard.total'));
   return problems;
+}
+
+/**
+ * `LOOKOUT_SHARD_INDEX` and `LOOKOUT_SHARD_TOTAL` (both, or neither) replace the file's `shard`, so identical replicas
+ * can share one config: the index may be a number or a StatefulSet pod name ending in its ordinal (`lookout-2` → 2).
+ */
+export function shardFromEnv(env: NodeJS.ProcessEnv, problems: ConfigProblem[]): { index: number; total: number } | undefined {
+  const rawIndex = env.LOOKOUT_SHARD_INDEX?.trim();
+  const rawTotal = env.LOOKOUT_SHARD_TOTAL?.trim();
+  if (!rawIndex && !rawTotal) return undefined;
+  const at = (message: string) => problems.push({ file: '(environment)', line: 1, col: 1, message });
+  if (!rawIndex || !rawTotal) {
+    at('LOOKOUT_SHARD_INDEX and LOOKOUT_SHARD_TOTAL go together: set both or neither');
+    return undefined;
+  }
+  const total = /^\d+$/.test(rawTotal) ? Number(rawTotal) : NaN;
+  const m = /(?:^|-)(\d+)$/.exec(rawIndex);
+  const index = m ? Number(m[1]) : NaN;
+  if (!(total >= 1)) at(`LOOKOUT_SHARD_TOTAL must be a whole number of replicas (1 or more), got '${rawTotal}'`);
+  if (Number.isNaN(index)) at(`LOOKOUT_SHARD_INDEX must be a number or a pod name ending in its ordinal (lookout-2), got '${rawIndex}'`);
+  else if (total >= 1 && index >= total) at(`LOOKOUT_SHARD_INDEX ${index} must be below LOOKOUT_SHARD_TOTAL ${total}`);
+  return total >= 1 && !Number.isNaN(index) && index < total ? { index, total } : undefined;
 }
 
 function collectSecrets(cfg: ConfigFile): string[] {

@@ -185,3 +185,31 @@ describe('durations and interpolation', () => {
     expect(interpolate('cost $$5', {})).toEqual({ value: 'cost $5', missing: [] });
   });
 });
+
+describe('shard from the environment (LOOKOUT_SHARD_INDEX, LOOKOUT_SHARD_TOTAL)', () => {
+  const text = 'source:\n  base_url: http://x.test\npolls:\n  - {name: m, kind: metrics, cron: "* * * * *"}\nshard: {index: 0, total: 2}\n';
+  const problems = (env: Record<string, string>) => {
+    try {
+      loadConfigText('shard.yaml', text, { env });
+      return [];
+    } catch (err) {
+      return (err as ConfigError).problems.map((p) => `${p.file}: ${p.message}`);
+    }
+  };
+  it.each([
+    [{ LOOKOUT_SHARD_INDEX: '2', LOOKOUT_SHARD_TOTAL: '3' }, { index: 2, total: 3 }],
+    [{ LOOKOUT_SHARD_INDEX: 'lookout-1', LOOKOUT_SHARD_TOTAL: '4' }, { index: 1, total: 4 }],
+    [{}, { index: 0, total: 2 }],
+  ])('%j replaces the file’s shard: %j', (env, shard) => {
+    expect(loadConfigText('shard.yaml', text, { env }).shard).toEqual(shard);
+  });
+  it.each([
+    [{ LOOKOUT_SHARD_INDEX: '1' }, /set both or neither/],
+    [{ LOOKOUT_SHARD_INDEX: '3', LOOKOUT_SHARD_TOTAL: '3' }, /LOOKOUT_SHARD_INDEX 3 must be below LOOKOUT_SHARD_TOTAL 3/],
+    [{ LOOKOUT_SHARD_INDEX: 'lookout', LOOKOUT_SHARD_TOTAL: '3' }, /pod name ending in its ordinal/],
+    [{ LOOKOUT_SHARD_INDEX: '0', LOOKOUT_SHARD_TOTAL: 'two' }, /whole number of replicas/],
+  ])('%j is a clear problem', (env, message) => {
+    expect(problems(env)).toEqual([expect.stringMatching(message)]);
+    expect(problems(env)[0]).toMatch(/^\(environment\): /);
+  });
+});
