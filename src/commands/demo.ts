@@ -29,9 +29,28 @@ export async function runDemoCommand(o: DemoOptions): Promise<number> {
     o.err(`lookout demo: invalid --duration '${o.duration}': write it like 45s or 2m`);
     return 1;
   }
-  const dir = mkdtempSync(join(tmpdir(), 'lookout-demo-'));
-  const sim = await startSimulator({ scenario: o.scenario ?? 'demo', seed: 1 });
+  if (o.port !== undefined && !/^\d{1,5}$/.test(o.port)) {
+    o.err(`lookout demo: invalid --port '${o.port}': a port number, e.g. 9465`);
+    return 2;
+  }
   const port = o.port ? Number(o.port) : await firstFreePort(9464, 20);
+  // Everything the demo opens is closed again whatever happens: the simulator's two listeners, the temp folder.
+  const dir = mkdtempSync(join(tmpdir(), 'lookout-demo-'));
+  let sim: Awaited<ReturnType<typeof startSimulator>> | undefined;
+  try {
+    sim = await startSimulator({ scenario: o.scenario ?? 'demo', seed: 1 });
+    return await demo(o, sim, dir, port, durationMs);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    o.err(code === 'EADDRINUSE' ? `lookout demo: port ${port} is in use: --port N picks another` : `lookout demo: ${err instanceof Error ? err.message : String(err)}`);
+    return 2;
+  } finally {
+    await sim?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function demo(o: DemoOptions, sim: Awaited<ReturnType<typeof startSimulator>>, dir: string, port: number, durationMs: number | undefined): Promise<number> {
   const text = demoConfigYaml({
     baseUrl: sim.url,
     catalogUrl: sim.catalogUrl,
@@ -67,8 +86,6 @@ export async function runDemoCommand(o: DemoOptions): Promise<number> {
     process.once('SIGTERM', stop);
   });
   await daemon.stop();
-  await sim.close();
-  rmSync(dir, { recursive: true, force: true });
   o.out('lookout demo: stopped.');
   return 0;
 }
