@@ -22,6 +22,7 @@ import { startHttpServer } from './http/server.js';
 import { AlertEngine } from './alerts/engine.js';
 import { createNotifications, type Notifications } from './notify/index.js';
 import { createAlertRepo } from './alerts/repo.js';
+import { fetchAdoptable } from './notify/adopt.js';
 import type { PollConfig } from './source/polls/schemas.js';
 import type { Dispatcher } from 'undici';
 import type { PollRunSummary } from './store/poll-runs.js';
@@ -29,6 +30,8 @@ import type { PollStatus } from './http/types.js';
 
 /** How long a stop waits for polls in flight before it aborts them, ms. */
 const STOP_POLL_GRACE_MS = 3_000;
+/** How long start-up and a reload wait for the Alertmanager cluster's firing alerts before going on without them. */
+const ADOPT_TIMEOUT_MS = 3_000;
 /** How long a stop waits for deliveries in flight, ms. */
 const STOP_NOTIFY_GRACE_MS = 3_000;
 
@@ -206,6 +209,23 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       log.error('prune_failed', { err });
     }
   };
+  // Before the first poll: take over what another replica had firing for entities this one owns now (SPEC §8).
+  const adopt = async (cfg: Config) => {
+    const urls = [...new Set(Object.values(cfg.notifiers).flatMap((n) => (n.type === 'alertmanager' ? n.urls : [])))];
+    if (urls.length === 0) return;
+    try {
+      const found = await fetchAdoptable({ urls, timeoutMs: ADOPT_TIMEOUT_MS });
+      for (const f of found.failed) log.warn('adopt_peer_failed', { peer: f.peer, reason: f.reason, hint: 'alerts firing there are not taken over; their for starts again' });
+      if (found.candidates.length === 0) return;
+      const taken = store.transaction(() => engine.adopt(found.candidates, clock.now()));
+      if (taken.length) {
+        log.info('alerts_adopted', { count: taken.length });
+        metrics.setAlerts(engine.alerts());
+      }
+    } catch (err) {
+      log.warn('adopt_failed', { err });
+    }
+  };
   const serve = () =>
     startHttpServer({
       listen: config.server.listen,
@@ -242,6 +262,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 
   dispatcher.start();
   prune();
+  await adopt(config);
   scheduler.start(jobs(config));
   ready = true;
   log.info('started', { polls: config.polls.length, rules: config.rules.length, url: http?.url, db: store.path });
@@ -274,6 +295,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         clearInterval(tickTimer);
         tickTimer = setInterval(tick, config.alerting.tick);
         dispatcher.wake();
+        await adopt(config);
         scheduler.start(jobs(config));
         metrics.setAlerts(engine.alerts());
         log.info('reloaded', { polls: config.polls.length, rules: config.rules.length });

@@ -370,3 +370,49 @@ describe('sharding: an entity that moves to another replica', () => {
     expect(eventList(later)).toEqual([]);
   });
 });
+
+describe('adoption: taking over an alert another replica had firing (read from Alertmanager)', () => {
+  const util = rule({ name: 'util', kind: 'utilization_above', threshold: 0.9, for: '10m' });
+  const found = (entity: string, startsAt: number, r = 'util') => ({ rule: r, entity, labels: { rule: r, alertname: r, market_id: entity }, startsAt });
+
+  it('fires on its first breaching reading here, without waiting for `for` again, and only for entities it owns', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util], { owns: (a) => a.entity !== 'theirs' });
+    const now = T0 + HOUR;
+    const taken = store.transaction(() => engine.adopt([found('m1', T0), found('theirs', T0), found('m9', T0, 'no-such-rule')], now));
+    expect(taken.map((a) => a.entity)).toEqual(['m1']);
+    // No message yet: the next tick does not fire it on the other replica's word alone.
+    expect(eventList(store.transaction(() => engine.tick(now + 1000)))).toEqual([]);
+    expect(engine.repo.get(fingerprint('util', 'm1'))).toMatchObject({ state: 'pending', pending_since: T0 - 10 * MIN });
+    // Its first reading here breaches: firing at once, with this replica's value.
+    const first = drive(store, engine, outcome('markets', 'metrics', [market('m1', now + 5000, { utilization: 0.97 })], now + 5000));
+    expect(eventList(first)).toEqual(['firing util/m1']);
+    expect(first.events[0]!.alert).toMatchObject({ value: 0.97, firing_since: now + 5000 });
+  });
+
+  it('a newly owned entity without adoption waits the whole `for` (what adoption saves)', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util]);
+    const now = T0 + HOUR;
+    const first = drive(store, engine, outcome('markets', 'metrics', [market('m1', now, { utilization: 0.97 })], now));
+    expect(eventList(first)).toEqual(['pending util/m1']);
+  });
+
+  it('an adopted alert whose first reading here no longer breaches is cancelled without a message', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util]);
+    const now = T0 + HOUR;
+    store.transaction(() => engine.adopt([found('m1', T0)], now));
+    const first = drive(store, engine, outcome('markets', 'metrics', [market('m1', now + 5000, { utilization: 0.5 })], now + 5000));
+    expect(eventList(first)).toEqual(['cancelled util/m1']);
+  });
+
+  it('leaves an alert it already holds active alone', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })]);
+    drive(store, engine, outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 })], T0));
+    const before = engine.repo.get(fingerprint('util', 'm1'));
+    expect(store.transaction(() => engine.adopt([found('m1', T0 - HOUR)], T0 + MIN))).toEqual([]);
+    expect(engine.repo.get(fingerprint('util', 'm1'))).toEqual(before);
+  });
+});

@@ -29,6 +29,16 @@ afterAll(async () => {
   dirs.cleanup();
 });
 
+/** The rule's `for`: the first firing waits it out; the new owner after the resize must not. */
+const FOR_MS = 25_000;
+const FOR = `${FOR_MS / 1000}s`;
+
+type ApiAlert = { entity: string; state: string };
+async function apiAlerts(url: string): Promise<ApiAlert[]> {
+  const body = (await (await fetch(`${url}/api/alerts`)).json()) as { alerts?: ApiAlert[] } | ApiAlert[];
+  return Array.isArray(body) ? body : (body.alerts ?? []);
+}
+
 /** A seed whose spiking markets (#0–#2) include one that moves to replica 3 when 3 shards become 4. */
 async function seedWithAMove(): Promise<{ seed: number; spiking: string[]; moved: string }> {
   for (let seed = 1; seed < 200; seed++) {
@@ -59,7 +69,8 @@ it.skipIf(alertmanager.skip)(
           sim: sim!,
           db: join(dir, 'lookout.db'),
           // every market: the three spiking ones breach
-          rules: [{ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.95, clear_below: 0.92 }],
+          // `for` longer than the test waits after the resize: only adoption lets the new owner fire the moved market.
+          rules: [{ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.95, clear_below: 0.92, for: FOR }],
           notifiers: { am: { type: 'alertmanager', urls: ams.map((a) => a.url), resend_interval: '5s', timeout: '2s' } },
           routes: [{ default: true, notify: ['am'], group_by: ['rule'] }],
           sourceDownAfter: 50,
@@ -71,15 +82,31 @@ it.skipIf(alertmanager.skip)(
 
     let replicas = await Promise.all([0, 1, 2].map((i) => DaemonProcess.start(files[i]!.file, env(i, 3))));
     const firingNow = () => new Set(rec.received.flatMap((r) => r.firing));
-    await until('all three spiking markets firing at the receiver', () => (spiking.every((m) => firingNow().has(m)) ? true : undefined), 30_000, diag);
+    await until('all three spiking markets firing at the receiver', () => (spiking.every((m) => firingNow().has(m)) ? true : undefined), 60_000, diag);
     await Promise.all(replicas.map((r) => r.daemon.waitForPolls(3, 20_000)));
     const before = rec.received.length;
 
     // The resize: the three replicas restart with total 4, and a fourth starts.
     for (const r of replicas) r.daemon.signal('SIGTERM');
     await Promise.all(replicas.map((r) => r.daemon.waitExit(15_000)));
+    const resized = Date.now();
     replicas = await Promise.all([0, 1, 2, 3].map((i) => DaemonProcess.start(files[i]!.file, env(i, 4))));
-    // The new owner fires the moved market from its first poll; several resend intervals pass on every replica.
+    // The new owner took the moved market over from the cluster before its first poll, and fires it from that poll
+    // on: its `for` does not start over (the FOR a fresh alert would wait has not passed yet).
+    const owner = replicas[3]!;
+    expect(owner.daemon.logs().some((l) => l.msg === 'alert_adopted' && l.entity === moved), diag()).toBe(true);
+    await owner.daemon.waitForPolls(2, 20_000);
+    // Pending since before the resize (when it began on the old owner, less FOR): a fresh alert would be pending
+    // since the new owner's first poll, and firing only FOR after it.
+    expect((await apiAlerts(owner.url)).find((a) => a.entity === moved), diag()).toMatchObject({ state: 'firing' });
+    const ownerDb = new Database(join(files[3]!.dir, 'lookout.db'), { readonly: true });
+    try {
+      const row = ownerDb.prepare(`SELECT pending_since FROM alerts WHERE entity = ?`).get(moved) as { pending_since: number };
+      expect(row.pending_since, diag()).toBeLessThan(resized - FOR_MS);
+    } finally {
+      ownerDb.close();
+    }
+    // Several resend intervals pass on every replica.
     await Promise.all(replicas.map((r) => r.daemon.waitForPolls(12, 40_000)));
 
     expect(rec.received.slice(before), diag()).toEqual([]);
@@ -94,11 +121,8 @@ it.skipIf(alertmanager.skip)(
     } finally {
       db.close();
     }
-    // The new owner has it firing.
-    const owner = replicas[3]!;
-    const alerts = (await (await fetch(`${owner.url}/api/alerts`)).json()) as { alerts?: Array<{ entity: string; state: string }> } | Array<{ entity: string; state: string }>;
-    const list = Array.isArray(alerts) ? alerts : (alerts.alerts ?? []);
-    expect(list.find((a) => a.entity === moved)?.state).toBe('firing');
+    // The new owner still has it firing.
+    expect((await apiAlerts(owner.url)).find((a) => a.entity === moved)?.state).toBe('firing');
   },
   240_000,
 );

@@ -17,7 +17,7 @@ import type { HistoryView, RuleKind, Verdict } from '../rules/rule-kind.js';
 import type { RuleBase } from '../rules/schema.js';
 import { matchesSelect, type Select } from '../rules/select.js';
 import type { Store } from '../store/index.js';
-import { fingerprint, isActive, step, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
+import { fingerprint, isActive, newAlert, step, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
 import { createAlertRepo, type AlertRepo } from './repo.js';
 import { builtinDescription, SOURCE_DOWN, WATCHDOG, WATCHDOG_ENTITY } from './builtin.js';
 
@@ -71,6 +71,15 @@ export interface EngineOptions {
    */
   owns?: (alert: Pick<Alert, 'entity' | 'labels'>) => boolean;
   sources?: Partial<EngineSources>;
+}
+
+/** A firing alert of this rule set that another replica announced (from Alertmanager), for {@link AlertEngine.adopt}. */
+export interface AdoptableAlert {
+  rule: string;
+  entity: string;
+  labels: Record<string, string>;
+  /** When it began firing, ms. */
+  startsAt: number;
 }
 
 /** A reading that could not be judged: counted and reported, never a breach. */
@@ -167,6 +176,38 @@ export class AlertEngine {
     this.watchdog(now, out);
     out.durationMs = performance.now() - started;
     return out;
+  }
+
+  /**
+   * Takes over alerts another replica had firing (read from the Alertmanager cluster after a resize, SPEC §8): each
+   * one this replica owns and does not hold active becomes pending since it began minus the rule's `for`, so the
+   * next breach fires it at once instead of waiting `for` again, with this replica's own values and annotations.
+   * It is held as absent once, so no timer fires it before a reading of this replica confirms it; a next reading
+   * that no longer breaches cancels it quietly (Alertmanager's copy then runs out at its `endsAt`). Returns the
+   * alerts taken. Call inside a transaction.
+   */
+  adopt(found: readonly AdoptableAlert[], now: number): Alert[] {
+    const taken: Alert[] = [];
+    for (const f of found) {
+      const compiled = this.byName.get(f.rule);
+      if (!compiled) continue;
+      const owned = this.opts.owns?.({ entity: f.entity, labels: f.labels }) ?? true;
+      if (!owned) continue;
+      const prev = this.repo.getTracked(fingerprint(f.rule, f.entity));
+      if (prev && (isActive(prev.alert) || prev.alert.flapping)) continue;
+      const id: AlertIdentity = { rule: f.rule, kind: compiled.rule.kind, entity: f.entity, severity: compiled.rule.severity };
+      const alert: Alert = {
+        ...newAlert(id, now),
+        state: 'pending',
+        labels: { ...f.labels },
+        pending_since: Math.min(now, f.startsAt) - compiled.settings.for,
+        absent_polls: 1,
+      };
+      this.repo.saveTracked({ alert, cleared_at: null });
+      this.opts.log.info('alert_adopted', { rule: f.rule, entity: f.entity, since: new Date(f.startsAt).toISOString() });
+      taken.push(alert);
+    }
+    return taken;
   }
 
   /** The earliest time a timer of a live alert is due, for callers that tick only when needed (backtests, tests). */

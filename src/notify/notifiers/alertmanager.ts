@@ -4,6 +4,7 @@ import type { NotifierModule } from '../notifier-module.js';
 import type { NotificationMessage } from '../message.js';
 import { evidence } from '../format.js';
 import { postJson } from './http.js';
+import { ENTITY_ANNOTATION } from '../adopt.js';
 
 const LABEL_NAME = /[^A-Za-z0-9_]/g;
 
@@ -19,7 +20,7 @@ export function alertmanagerAlerts(m: NotificationMessage, resendInterval: numbe
     const labels: Record<string, string> = {};
     for (const [k, v] of Object.entries(a.labels)) if (v !== '') labels[labelName(k)] = v;
     labels.alertname ??= a.rule;
-    const annotations: Record<string, string> = { ...a.annotations, lookout_dedup_key: m.dedupKey };
+    const annotations: Record<string, string> = { ...a.annotations, lookout_dedup_key: m.dedupKey, [ENTITY_ANNOTATION]: a.entity };
     for (const [k, v] of evidence(ma)) annotations[labelName(k)] = v;
     const endsAt = ma.status === 'resolved' ? (a.resolved_at ?? m.createdAt) : m.createdAt + 4 * resendInterval;
     return {
