@@ -1,11 +1,13 @@
 /** The alertmanager notifier against the real prometheus-alertmanager binary on loopback (skipped when it is not installed, outside CI). */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
+import { fetchAdoptable } from '../src/notify/adopt.js';
 import { createNotifications } from '../src/notify/index.js';
 import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
 import { tool } from './tools.js';
@@ -103,4 +105,35 @@ it.skipIf(alertmanager.skip)(`posts firing alerts to a real Alertmanager and end
   const after = await until(listed, (l) => l.length === 1);
   expect(after.map((a) => a.labels.market_id)).toEqual(['m2']);
   await n.close();
+}, 30_000);
+
+it.skipIf(alertmanager.skip)(`adoption reads lookout's firing alerts back from a real Alertmanager, not another sender's, and a peer that never answers costs at most the timeout (${alertmanager.needs})`, async () => {
+  const startsAt = new Date(Date.now() - 120_000).toISOString();
+  const endsAt = new Date(Date.now() + 600_000).toISOString();
+  const post = await fetch(`${base}/api/v2/alerts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify([
+      // as lookout posts it
+      { labels: { alertname: 'adopt-util', rule: 'adopt-util', market_id: 'm7' }, annotations: { lookout_entity: 'm7', lookout_dedup_key: 'lk-1', summary: 's' }, startsAt, endsAt },
+      // another sender's (Prometheus): no lookout_entity
+      { labels: { alertname: 'adopt-util', rule: 'adopt-util', instance: 'x' }, annotations: {}, startsAt, endsAt },
+    ]),
+  });
+  expect(post.status).toBe(200);
+  const silent = createHttpServer(() => undefined);
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  try {
+    const found = await until(
+      () => fetchAdoptable({ urls: [base, `http://127.0.0.1:${(silent.address() as { port: number }).port}`], timeoutMs: 1500 }),
+      (f) => f.candidates.some((c) => c.rule === 'adopt-util'),
+    );
+    expect(found.candidates.filter((c) => c.rule === 'adopt-util')).toEqual([
+      { rule: 'adopt-util', entity: 'm7', labels: { alertname: 'adopt-util', rule: 'adopt-util', market_id: 'm7' }, annotations: { summary: 's' }, startsAt: Date.parse(startsAt) },
+    ]);
+    expect(found.failed).toEqual([{ peer: 2, reason: 'timed out' }]);
+  } finally {
+    silent.closeAllConnections();
+    silent.close();
+  }
 }, 30_000);

@@ -68,15 +68,25 @@ export async function fetchAdoptable(opts: FetchAdoptableOptions): Promise<Adopt
 async function readPeer(base: string, opts: FetchAdoptableOptions): Promise<AdoptCandidate[]> {
   const url = new URL('api/v2/alerts', base.endsWith('/') ? base : base + '/');
   for (const [k, v] of Object.entries({ active: 'true', silenced: 'true', inhibited: 'true', unprocessed: 'true' })) url.searchParams.set(k, v);
-  const signal = AbortSignal.any([opts.signal ?? new AbortController().signal, AbortSignal.timeout(opts.timeoutMs)]);
-  const res = await request(url, { method: 'GET', headers: { accept: 'application/json' }, signal, ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}) });
-  if (res.statusCode !== 200) {
-    await res.body.dump().catch(() => undefined);
-    throw new Error(`HTTP ${res.statusCode}`);
+  // One controller and a timer held here (not AbortSignal.timeout inside AbortSignal.any), so the deadline covers
+  // the answer's body too and cannot be lost with a collected signal: start-up waits this long at most.
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(new DOMException('timed out', 'TimeoutError')), opts.timeoutMs);
+  const onOuter = () => ac.abort(opts.signal?.reason);
+  opts.signal?.addEventListener('abort', onOuter, { once: true });
+  try {
+    const res = await request(url, { method: 'GET', headers: { accept: 'application/json' }, signal: ac.signal, ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}) });
+    if (res.statusCode !== 200) {
+      await res.body.dump().catch(() => undefined);
+      throw new Error(`HTTP ${res.statusCode}`);
+    }
+    const body = (await res.body.json()) as unknown;
+    if (!Array.isArray(body)) throw new Error('the answer is not a list of alerts');
+    return body.flatMap((a: GettableAlert) => candidateOf(a));
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onOuter);
   }
-  const body = (await res.body.json()) as unknown;
-  if (!Array.isArray(body)) throw new Error('the answer is not a list of alerts');
-  return body.flatMap((a: GettableAlert) => candidateOf(a));
 }
 
 /** A lookout alert of Alertmanager's list as a candidate; nothing for resolved ones or ones lookout did not post. */
