@@ -44,6 +44,27 @@ function learnMarket(r: Record<string, unknown>, known: MarketInfo | undefined):
   return out;
 }
 
+/**
+ * Learns what `rows` tell of their markets into `known`, and returns the markets whose token decimals are still
+ * unknown after them (no row of theirs, now or before, carried them): their scaled prices and token-unit amounts
+ * cannot be read until something does.
+ */
+export function marketsWithoutDecimals(rows: readonly unknown[], known: Map<string, MarketInfo>): string[] {
+  const ids = new Set<string>();
+  for (const row of rows) {
+    if (!isObject(row)) continue;
+    const id = readString(row.market_id);
+    if (!id.ok || id.value === null) continue;
+    ids.add(id.value);
+    const info = learnMarket(row, known.get(id.value));
+    if (info) known.set(id.value, info);
+  }
+  return [...ids].filter((id) => {
+    const k = known.get(id);
+    return !k || k.loan_asset_decimals === null || k.collateral_asset_decimals === null;
+  });
+}
+
 function emptyInfo(): MarketInfo {
   return { chain: null, loan_asset: null, loan_asset_symbol: null, loan_asset_decimals: null, collateral_asset: null, collateral_asset_symbol: null, collateral_asset_decimals: null, market_address: null, oracle: null };
 }
