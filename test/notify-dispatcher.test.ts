@@ -125,7 +125,7 @@ describe('grouping', () => {
     expect(s.slack.posts[0]!.body.text).toContain('FIRING:2 util');
     await s.advance(4000); // the `other` group waited its own group_wait
     expect(s.slack.posts).toHaveLength(2);
-    expect(s.notified.get('util/m1')).toBeDefined();
+    expect(s.notified.get('util/m1')).toBe(T0 + 10_000); // when group_wait ran out, not when it fired
   });
 
   it('sends a new alert of an already-notified group after group_interval, listing the whole group', async () => {
@@ -210,7 +210,10 @@ describe('grouping', () => {
     expect(s.pager!.posts[0]!.body.text).toMatch(/^FIRING:1 ut-own /);
     expect(s.pager!.posts[0]!.raw).toContain('market_id=`m4`');
     expect(s.pager!.posts[0]!.raw).not.toContain('market_id=`m2`');
-    expect(s.notified.get('ut-own/m4')).toBeDefined();
+    expect(s.notified.get('ut-own/m4')).toBe(T0 + 1000);
+    // xyz/m3 matches no route and there is no default route: nobody hears of it, and it is not marked notified.
+    for (const p of [...s.slack.posts, ...s.pager!.posts]) expect(p.raw).not.toContain('m3');
+    expect(s.notified.has('xyz/m3')).toBe(false);
   });
 });
 
@@ -307,7 +310,7 @@ describe('delivery', () => {
     expect(listedMarkets(posts).sort()).toEqual([...ids].sort());
     expect(posts.map((p) => p.raw).join('')).not.toContain('more not shown');
     expect(count(s.results, 'sent')).toBe(1);
-    for (const id of ids) expect(s.notified.get(`util/${id}`)).toBeDefined();
+    for (const id of ids) expect(s.notified.get(`util/${id}`), 'when the last part was accepted').toBe(T0 + 2000);
   });
 
   it.each([
@@ -422,11 +425,24 @@ describe('silences and inhibition stages', () => {
       routes: [route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s' })],
       inhibit: [{ source_match: { severity: 'critical' }, source_match_re: {}, target_match: { severity: 'warning' }, target_match_re: {}, equal: ['market_id'] }],
     });
-    s.apply([event('firing', alert('crit', 'm1'), T0), event('firing', alert('warn', 'm1', { severity: 'warning' }), T0), event('firing', alert('warn', 'm2', { severity: 'warning' }), T0)]);
+    // A source_down of the markets poll and an oracle_lag on m3 fire too: the shipped defaults would mute every
+    // markets alert and m3's price_deviation; replaced, only the configured rule mutes anything.
+    s.apply([
+      event('firing', alert('crit', 'm1'), T0),
+      event('firing', alert('warn', 'm1', { severity: 'warning' }), T0),
+      event('firing', alert('warn', 'm2', { severity: 'warning' }), T0),
+      event('firing', alert('down', 'markets', { kind: 'source_down', severity: 'info' }), T0),
+      event('firing', alert('lag', 'm3', { kind: 'oracle_lag', severity: 'info' }), T0),
+      event('firing', alert('dev', 'm3', { kind: 'price_deviation', severity: 'info' }), T0),
+    ]);
     await s.advance(5000);
-    const warn = s.slack.posts.find((p) => p.body.text.includes('warn'))!;
+    const post = (rule: string) => s.slack.posts.find((p) => p.body.text.includes(` ${rule} `));
+    const warn = post('warn')!;
     expect(warn.raw).toContain('(m2)');
     expect(warn.raw).not.toContain('(m1)');
+    expect(post('crit'), 'not muted by the source_down of its poll').toBeDefined();
+    expect(post('dev'), 'not muted by the oracle_lag of its market').toBeDefined();
+    expect(s.slack.posts.map((p) => p.body.text.split(' ')[1]).sort()).toEqual(['crit', 'dev', 'down', 'lag', 'warn']);
   });
 });
 

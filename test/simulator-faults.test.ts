@@ -46,12 +46,20 @@ describe('fault injection', () => {
     expect(g.json.errors[0].message).toEqual(expect.any(String));
   });
 
-  it('delays a response by delayMs', async () => {
-    sim.faults.add({ path: '/assets', delayMs: 150 });
-    const started = performance.now();
-    const a = await call(sim.url + '/assets?limit=1');
+  it('delays a response by delayMs: a later request is answered first, then the delayed one with its data', async () => {
+    sim.faults.add({ path: '/assets', delayMs: 2_000 });
+    const order: string[] = [];
+    const delayed = call(sim.url + '/assets?limit=1').then((a) => (order.push('delayed'), a));
+    const deadline = Date.now() + 5_000;
+    while (sim.requests.count('/assets') === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+    expect(sim.requests.count('/assets'), 'the delayed request reached the simulator').toBe(1);
+    const later = await call(sim.url + '/assets?limit=1');
+    order.push('later');
+    expect(later.status).toBe(200);
+    const a = await delayed;
+    expect(order).toEqual(['later', 'delayed']);
     expect(a.status).toBe(200);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    expect(a.json).toEqual(later.json);
   });
 
   it('truncates the JSON body (complete HTTP response, half a body)', async () => {

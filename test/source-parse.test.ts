@@ -3,6 +3,7 @@ import { benchmarkReading } from '../src/source/parse/benchmarks.js';
 import { listReadings } from '../src/source/parse/lists.js';
 import { marketReadings } from '../src/source/parse/markets.js';
 import { performanceReadings } from '../src/source/parse/performance.js';
+import { parseJsonExact } from '../src/source/json.js';
 
 const POLL = Date.UTC(2026, 10, 22, 12, 0, 0);
 const sec = (ms: number) => ms / 1000;
@@ -169,11 +170,15 @@ describe('list readings', () => {
   });
 
   it('assets: entity from position_id, token and type; symbol is the asset label; balance exact', () => {
-    const row = { position_id: 'pos_1', wallet: '0xw', chain: 'base', protocol: 'morpho', symbol: 'WETH', token_address: '0xt', type: 'collateral', balance: 12345678901234567890123, decimals: '18', value_usd: 5 };
-    const { readings } = listReadings('asset', [row], POLL);
+    // JSON text, read as the client reads a body: a JS number literal would be rounded before the code saw it.
+    const body = '[{"position_id": "pos_1", "wallet": "0xw", "chain": "base", "protocol": "morpho", "symbol": "WETH", "token_address": "0xt", "type": "collateral", "balance": 12345678901234567890123, "decimals": "18", "value_usd": 5},' +
+      ' {"position_id": "pos_2", "wallet": "0xw", "chain": "base", "symbol": "WETH", "token_address": "0xt", "type": "collateral", "balance": "12345.678901234567890123", "decimals": 18}]';
+    const { readings } = listReadings('asset', parseJsonExact(body) as unknown[], POLL);
     expect(readings[0]!.entity).toBe('pos_1/0xt/collateral');
     expect(readings[0]!.labels).toEqual({ chain: 'base', protocol: 'morpho', asset: 'WETH', wallet: '0xw', position_id: 'pos_1', type: 'collateral' });
     expect(readings[0]!.fields).toMatchObject({ asset: 'WETH', symbol: 'WETH', decimals: 18, value_usd: 5 });
+    expect(readings[0]!.fields.balance, 'base units past 2^53, every digit kept').toBe('12345678901234567890123');
+    expect(readings[1]!.fields.balance, 'decimal token units scaled by the decimals, exactly').toBe('12345678901234567890123');
   });
 
   it('holdings: entity wallet/chain/token; a time field sets at', () => {

@@ -157,6 +157,8 @@ export class Dispatcher {
     let deadline: unknown;
     const expired = new Promise<void>((resolve) => {
       deadline = this.timers.setTimeout(() => {
+        // Cut short, a message stays in the outbox and goes out after the restart under the same dedup key.
+        this.log.warn('stop_aborting_deliveries', { notifiers: [...this.workers.keys()], grace_ms: deadlineMs });
         this.abort.abort();
         resolve();
       }, deadlineMs);

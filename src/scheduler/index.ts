@@ -103,6 +103,8 @@ export class Scheduler {
     const first = await Promise.race([all, graceOver]);
     clearTimeout(timer);
     if (first === 'timeout') {
+      const cut = entries.filter((e) => e.running !== null);
+      this.opts.log.warn('stop_aborting_polls', { polls: cut.map((e) => e.job.name), grace_ms: graceMs });
       for (const e of entries) e.controller.abort(new Error('lookout is stopping'));
       await all;
     }
