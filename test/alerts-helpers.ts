@@ -4,7 +4,7 @@ import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
 import { ruleSchema } from '../src/config/load.js';
 import { AlertEngine, type EngineOptions, type EngineResult } from '../src/alerts/engine.js';
-import type { PollOutcome, Reading } from '../src/model.js';
+import type { AlertEvent, PollOutcome, Reading } from '../src/model.js';
 import type { RuleBase } from '../src/rules/schema.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { tempDirs as tempDirsIn } from './store-helpers.js';
@@ -85,4 +85,35 @@ export function tempStore(dirs: { make(): string }, name = 'lookout.db'): Store 
 /** Event summaries: `type rule/entity`. */
 export function eventList(r: EngineResult | EngineResult[]): string[] {
   return (Array.isArray(r) ? r : [r]).flatMap((x) => x.events.map((e) => `${e.type} ${e.alert.rule}/${e.alert.entity}`));
+}
+
+/** One firing episode of a (rule, entity), as the live engine's transitions show it. */
+export interface Episode {
+  rule: string;
+  entity: string;
+  fired_at: number;
+  resolved_at: number | null;
+}
+
+/**
+ * The live engine's episodes, read off its transitions by the definition (a firing or flapping alert opens one, a
+ * resolve or a settle that does not stay firing closes it) — written here rather than taken from the backtest's
+ * own `buildRows`, so a comparison with the backtest cannot agree by construction.
+ */
+export function episodes(events: readonly AlertEvent[]): Episode[] {
+  const open = new Map<string, Episode>();
+  const out: Episode[] = [];
+  for (const e of events) {
+    const k = `${e.alert.rule}\u0000${e.alert.entity}`;
+    const cur = open.get(k);
+    if ((e.type === 'firing' || e.type === 'flapping') && !cur) {
+      const ep = { rule: e.alert.rule, entity: e.alert.entity, fired_at: e.at, resolved_at: null };
+      open.set(k, ep);
+      out.push(ep);
+    } else if (cur && (e.type === 'resolved' || (e.type === 'settled' && e.alert.state !== 'firing'))) {
+      cur.resolved_at = e.at;
+      open.delete(k);
+    }
+  }
+  return out.sort((a, b) => a.fired_at - b.fired_at || a.rule.localeCompare(b.rule) || a.entity.localeCompare(b.entity));
 }

@@ -9,10 +9,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { buildRows, runBacktest, runBacktestCommand, type BacktestReport, type BacktestRow } from '../src/backtest/index.js';
+import { runBacktest, runBacktestCommand, type BacktestReport, type BacktestRow } from '../src/backtest/index.js';
 import type { AlertEvent } from '../src/model.js';
 import { migrations, openStore } from '../src/store/index.js';
 import { benchmark, marketReading, position, runSmall, transitions, type SmallStep } from './fixtures/backtest-week/small.js';
+import { episodes, type Episode } from './alerts-helpers.js';
 import {
   alerting,
   calmBand,
@@ -157,7 +158,7 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
   let week: Week;
   let raw: Record<string, unknown>[];
   let live: LiveRun;
-  let liveRows: BacktestRow[];
+  let liveRows: Episode[];
   let report: BacktestReport;
   // The util poll fails 4 times in a row during a spike (72h15m–73h): source_down fires, and no alert moves.
   const FAULT_STEP = (72 * HOUR + 15 * MIN) / (15 * MIN);
@@ -172,7 +173,7 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
         if (i === FAULT_STEP) week.sims.get('util')!.faults.add({ path: '/yields/graphql', status: 500, times: 4 });
       },
     });
-    liveRows = buildRows(live.events, live.end, 4 * HOUR);
+    liveRows = episodes(live.events);
     const store = openStore(week.dbPath, { readonly: true });
     try {
       report = runBacktest({ store, rules: parseRules(raw), alerting, sourceDown, from: T0, to: live.end });
@@ -184,11 +185,11 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
     await week?.close();
   });
 
-  const key = (r: BacktestRow) => `${r.rule} ${r.entity}`;
+  const key = (r: Episode) => `${r.rule} ${r.entity}`;
   /** Episodes paired in order per (rule, entity). */
   const pairs = () => {
-    const byKey = (rows: BacktestRow[]) => {
-      const m = new Map<string, BacktestRow[]>();
+    const byKey = (rows: Episode[]) => {
+      const m = new Map<string, Episode[]>();
       for (const r of rows) m.set(key(r), [...(m.get(key(r)) ?? []), r]);
       return m;
     };
@@ -265,7 +266,7 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
     // Only the market the scenario pushes 4% off: the standing bias of every other market stays under 0.3%.
     ['price-dev', 'price', 0],
   ] as const)('%s fires live on the market its data breaches, and the backtest replays the same episodes at the same times', (rule, sim, index) => {
-    const mine = (rows: BacktestRow[]) => rows.filter((r) => r.rule === rule).map((r) => ({ entity: r.entity, fired_at: r.fired_at, resolved_at: r.resolved_at }));
+    const mine = (rows: Episode[]) => rows.filter((r) => r.rule === rule).map((r) => ({ entity: r.entity, fired_at: r.fired_at, resolved_at: r.resolved_at }));
     const liveEpisodes = mine(liveRows);
     expect(liveEpisodes.length).toBeGreaterThanOrEqual(20);
     expect(new Set(liveEpisodes.map((r) => r.entity))).toEqual(new Set([week.sims.get(sim)!.world.markets[index]!.marketId]));

@@ -119,7 +119,7 @@ describe('lookout run', () => {
     // retries) is aborted after a 3 s grace, the post in flight after 3 s more, well inside Docker's 10 s.
     const exit = await daemon.waitExit(30_000);
     expect(exit, daemon.diag()).toEqual({ code: 0, signal: null });
-    const stopLines = daemon.logs().filter((l) => l.msg.startsWith('stop'));
+    const stopLines = daemon.logs().filter((l) => (l.msg ?? '').startsWith('stop'));
     expect(stopLines, daemon.diag()).toEqual([
       expect.objectContaining({ msg: 'stopping' }),
       expect.objectContaining({ msg: 'stop_aborting_polls', polls: ['markets'], grace_ms: 3_000 }),

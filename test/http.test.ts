@@ -52,7 +52,7 @@ describe('HTTP server: routes', () => {
     const all = (await (await daemon.get('/api/alerts')).json()) as Record<string, unknown>[];
     expect(all).toHaveLength(2);
     expect(all[0]).toEqual({
-      fingerprint: all[0]!.fingerprint,
+      fingerprint: 'util_high:m10000', // the fixture's, passed through (not copied from the answer)
       rule: 'util_high',
       entity: 'm1',
       state: 'firing',
@@ -245,6 +245,8 @@ describe('HTTP server: listen addresses', () => {
       if (err.code === 'EADDRNOTAVAIL' || err.code === 'EAFNOSUPPORT') return undefined;
       throw err;
     });
+    // CI's machine has an IPv6 loopback: there, its absence is a broken machine, not a reason to skip.
+    if (!server && process.env.CI) throw new Error('no IPv6 loopback ([::1]) under CI: this test cannot skip');
     if (!server) return ctx.skip('no IPv6 loopback on this machine');
     try {
       expect(server.url).toBe(`http://[::1]:${server.port}`);

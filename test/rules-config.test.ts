@@ -95,6 +95,16 @@ describe('rule config errors: one fixture each, exact message and position', () 
 describe('registry', () => {
   it('lists every kind once, each with a description, what it reads and its context keys', () => {
     expect(ruleKinds.map((k) => k.kind)).toEqual(['utilization_above', 'apy_jump', 'oracle_lag', 'unverified_position', 'stale_benchmark', 'threshold', 'price_deviation']);
+    // The keys a template may use under each kind (README "Rules"): a renamed or dropped key breaks users' templates.
+    expect(Object.fromEntries(ruleKinds.map((k) => [k.kind, k.context]))).toEqual({
+      utilization_above: ['utilization', 'clear_below'],
+      apy_jump: ['change', 'change_rel', 'field', 'window', 'direction', 'apy'],
+      oracle_lag: ['lag', 'max_lag', 'heartbeat'],
+      unverified_position: ['verified', 'value_usd'],
+      stale_benchmark: ['reason', 'age', 'incomplete_for', 'day', 'max_age'],
+      threshold: ['field', 'op'],
+      price_deviation: ['deviation', 'oracle_price', 'service_price'],
+    });
     for (const k of ruleKinds) {
       expect(k.description.length).toBeGreaterThan(10);
       expect(k.reads.length).toBeGreaterThan(0);

@@ -21,8 +21,14 @@ describe('threshold', () => {
     expect(judge(threshold, r, market({ borrow_apy: a })).status).toBe(want);
   });
 
-  it('every operator is a tiny {id, test} object named by its spelling', () => {
-    for (const [id, op] of Object.entries(operators)) expect(op.id).toBe(id);
+  it('every operator is a tiny {id, test} object named by its spelling, whose test is a op b', () => {
+    // a = 1, 2, 3 against b = 2: below, equal, above.
+    const truth: Record<string, boolean[]> = { '>': [false, false, true], '>=': [false, true, true], '<': [true, false, false], '<=': [true, true, false], '==': [false, true, false], '!=': [true, false, true] };
+    expect(Object.keys(operators).sort()).toEqual(Object.keys(truth).sort());
+    for (const [id, op] of Object.entries(operators)) {
+      expect(op.id).toBe(id);
+      expect([1, 2, 3].map((a) => op.test(a, 2)), id).toEqual(truth[id]);
+    }
   });
 
   it.each([
