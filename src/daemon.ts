@@ -22,6 +22,7 @@ import { startHttpServer } from './http/server.js';
 import { AlertEngine } from './alerts/engine.js';
 import { createNotifications, type Notifications } from './notify/index.js';
 import { createAlertRepo } from './alerts/repo.js';
+import { alertPageView } from './alerts/page-data.js';
 import { fetchAdoptable } from './notify/adopt.js';
 import type { PollConfig } from './source/polls/schemas.js';
 import type { Dispatcher } from 'undici';
@@ -241,6 +242,20 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         add: (input: unknown) => silences.add(input as never),
         expire: (id: string) => silences.expire(id),
       },
+      alertPage: (fingerprint: string, range: string) =>
+        alertPageView(
+          {
+            db: store.db,
+            readings: store.readings,
+            alertRepo,
+            rules: () => config.rules.map((r) => r.rule),
+            silences: () => silences.list({ active: true }),
+            ...(opts.version ? { version: opts.version } : {}),
+          },
+          fingerprint,
+          range,
+          clock.now(),
+        ),
       ...(opts.version ? { version: opts.version } : {}),
       clock,
     });

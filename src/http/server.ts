@@ -10,6 +10,7 @@ import { checkRequest, checkWrite, isWrite } from './guard.js';
 import { applyLimits, DEFAULT_LIMITS, serverOptions } from './limits.js';
 import { HttpError, parseJsonBody, parseListen, readBody, send, sendError, sendJson, urlOf } from './respond.js';
 import { renderStatusPage, STATUS_PAGE_CSP } from './status-page.js';
+import { ALERT_PAGE_CSP, ALERT_PAGE_RANGES, DEFAULT_ALERT_RANGE, renderAlertPage } from './alert-page.js';
 import { alertJson, pollJson, silenceJson, type HttpDeps, type Silence } from './types.js';
 
 /** A running server. */
@@ -179,6 +180,24 @@ function buildRoutes(deps: HttpDeps): Route[] {
           if (result === false) throw new HttpError(404, 'not_found', `no silence with id '${id}'`);
           deps.log.info('silence_expired', { id, via: 'http' });
           sendJson(res, 200, result === true ? { id, status: 'expired' } : silenceJson(result, now()));
+        },
+      },
+    },
+    {
+      pattern: /^\/alerts\/([^/]+)$/,
+      methods: {
+        GET: (_req, res, url, [fingerprint]) => {
+          const range = url.searchParams.get('range') ?? DEFAULT_ALERT_RANGE;
+          if (!Object.hasOwn(ALERT_PAGE_RANGES, range)) {
+            throw new HttpError(400, 'bad_request', `range must be one of ${Object.keys(ALERT_PAGE_RANGES).join(', ')}`);
+          }
+          const view = deps.alertPage?.(fingerprint!, range);
+          if (!view) throw new HttpError(404, 'not_found', `no alert with fingerprint '${fingerprint}'`);
+          send(res, 200, 'text/html; charset=utf-8', renderAlertPage(view), {
+            'content-security-policy': ALERT_PAGE_CSP,
+            'x-frame-options': 'DENY',
+            'referrer-policy': 'no-referrer',
+          });
         },
       },
     },

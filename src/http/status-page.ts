@@ -4,6 +4,7 @@
  * a user is escaped (symbols and labels are untrusted).
  */
 import { createHash } from 'node:crypto';
+import { escapeHtml } from '../html/escape.js';
 import { formatValue as formatEvidence } from '../notify/format.js';
 import { SEVERITIES } from '../model.js';
 import { alertSince, type ApiAlert, type PollStatus, type Readiness, type Silence } from './types.js';
@@ -18,10 +19,7 @@ export interface StatusView {
   version?: string;
 }
 
-/** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(text: unknown): string {
-  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+export { escapeHtml };
 
 /** "3m ago" / "in 2h" relative to now, for a Unix ms time. */
 export function relativeTime(ms: number | null | undefined, now: number): string {
@@ -53,7 +51,7 @@ function alertRows(alerts: readonly ApiAlert[], now: number): string {
       const summary = a.annotations.summary ?? a.annotations.description ?? '';
       return `<tr class="sev-${escapeHtml(a.severity)}">
 <td><span class="badge ${escapeHtml(a.state)}">${escapeHtml(a.state)}${a.flapping ? ' · flapping' : ''}</span></td>
-<td class="rule">${escapeHtml(a.rule)}${summary ? `<div class="muted">${escapeHtml(summary)}</div>` : ''}</td>
+<td class="rule"><a href="/alerts/${escapeHtml(encodeURIComponent(a.fingerprint))}">${escapeHtml(a.rule)}</a>${summary ? `<div class="muted">${escapeHtml(summary)}</div>` : ''}</td>
 <td class="mono">${escapeHtml(a.entity)}</td>
 <td class="labels">${labelChips(a.labels, a.entity)}</td>
 <td class="num">${escapeHtml(formatEvidence(a.kind, a.value))}${a.threshold !== null ? ` <span class="muted">vs ${escapeHtml(formatEvidence(a.kind, a.threshold))}</span>` : ''}</td>
@@ -131,7 +129,8 @@ ${rows}
 </tbody></table></div></section>`;
 }
 
-const CSS = `
+/** The stylesheet of lookout's pages (light and dark), shared by the status page and an alert's page. */
+export const PAGE_CSS = `
 :root{color-scheme:light dark;--bg:#f6f7f9;--fg:#1c2026;--card:#fff;--muted:#68707c;--line:#e1e4e8;--chip:#eef1f4;
 --crit:#c62828;--warn:#b26a00;--info:#1565c0;--ok:#2e7d32;--pend:#8a6d00}
 @media (prefers-color-scheme:dark){:root{--bg:#121417;--fg:#e4e7eb;--card:#1b1e22;--muted:#9aa3ad;--line:#2c3138;--chip:#262b31;
@@ -151,21 +150,26 @@ th{font-weight:600;color:var(--muted);font-size:12px;border-top:none}.scroll{ove
 .sev-title.sev-critical{color:var(--crit)}.sev-title.sev-warning{color:var(--warn)}.sev-title.sev-info{color:var(--info)}
 tr.sev-critical td:first-child{box-shadow:inset 3px 0 var(--crit)}tr.sev-warning td:first-child{box-shadow:inset 3px 0 var(--warn)}
 tr.sev-info td:first-child{box-shadow:inset 3px 0 var(--info)}.ok-note{color:var(--ok)}
-.ready{font-weight:600}.ready.yes{color:var(--ok)}.ready.no{color:var(--crit)}
+.rule a{color:inherit}.ready{font-weight:600}.ready.yes{color:var(--ok)}.ready.no{color:var(--crit)}
 `;
 
 /**
- * The page's Content-Security-Policy: no script at all, its one inline stylesheet allowed by hash (not by
+ * A page's Content-Security-Policy: no script at all, its one inline stylesheet allowed by hash (not by
  * 'unsafe-inline', so markup that slipped past escaping could not style the page either), no forms, no framing.
  */
-export const STATUS_PAGE_CSP = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(CSS).digest('base64')}'`,
-  "img-src data:",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function pageCsp(css: string): string {
+  return [
+    "default-src 'none'",
+    `style-src 'sha256-${createHash('sha256').update(css).digest('base64')}'`,
+    'img-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** The status page's Content-Security-Policy. */
+export const STATUS_PAGE_CSP = pageCsp(PAGE_CSS);
 
 /** Renders the whole page. */
 export function renderStatusPage(view: StatusView): string {
@@ -181,7 +185,7 @@ export function renderStatusPage(view: StatusView): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="refresh" content="10">
 <title>${firing > 0 ? `(${firing} firing) ` : ''}lookout</title>
-<style>${CSS}</style>
+<style>${PAGE_CSS}</style>
 </head>
 <body>
 <header><h1>lookout</h1>${view.version ? `<span class="muted">v${escapeHtml(view.version)}</span>` : ''}

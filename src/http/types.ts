@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/index.js';
 import type { PollRunSummary } from '../store/poll-runs.js';
 import type { HttpLimits } from './limits.js';
+import type { AlertPageView } from './alert-page.js';
 
 /** An alert as the daemon knows it, plus when a notification about it last went out (ms). */
 export type ApiAlert = Alert & { last_notified?: number | null };
@@ -86,6 +87,8 @@ export interface HttpDeps {
   alerts(): ApiAlert[];
   polls(): PollStatus[];
   silences: SilenceStore;
+  /** An alert's page data over a range (`1h`, `6h`, `24h`, `7d`), or undefined when no alert has that fingerprint. */
+  alertPage?(fingerprint: string, range: string): AlertPageView | undefined;
   version?: string;
   clock?: Clock;
 }

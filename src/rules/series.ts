@@ -1,0 +1,30 @@
+/**
+ * A rule's value over stored readings, for drawing: each reading judged by the rule's kind as the engine judges it
+ * (the same `evaluate`, the same history view), its verdict's `value` kept. A reading the rule cannot judge (a field
+ * it needs unreadable, no reading a window old yet, a data error) is a gap, not a zero.
+ */
+import type { Point } from '../html/chart.js';
+import type { Reading } from '../model.js';
+import type { HistoryView, RuleKind } from './rule-kind.js';
+import type { RuleBase } from './schema.js';
+
+/** The value the rule saw in each of `readings` (oldest first), judged at the reading's own time. */
+export function valueSeries(kind: RuleKind, rule: RuleBase, readings: readonly Reading[], history: HistoryView): Point[] {
+  const needs = kind.needs?.(rule) ?? [];
+  return readings.map((reading) => {
+    if (needs.some((f) => reading.unreadable?.[f] !== undefined)) return { t: reading.at, v: null };
+    try {
+      const verdict = kind.evaluate({ rule, reading, now: reading.at, history, active: false });
+      const v = verdict.status === 'breach' || verdict.status === 'ok' ? verdict.value : null;
+      return { t: reading.at, v: typeof v === 'number' && Number.isFinite(v) ? v : null };
+    } catch {
+      return { t: reading.at, v: null };
+    }
+  });
+}
+
+/** The level below which an active alert of the rule clears, when the rule has one (`clear_below`). */
+export function clearLevel(rule: RuleBase): number | null {
+  const c = (rule as { clear_below?: unknown }).clear_below;
+  return typeof c === 'number' && Number.isFinite(c) ? c : null;
+}
