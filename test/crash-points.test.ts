@@ -11,7 +11,7 @@ import { afterEach, expect, it } from 'vitest';
 import { migrations, openStore } from '../src/store/index.js';
 import { afterCrash, dbBytes, freeze, freezeWhen, integrity, secretHits, walBytes, writeLockHeld } from './fixtures/daemon/crash.js';
 import { apiAlerts, DaemonProcess, killAll, tempDirs, until } from './fixtures/daemon/harness.js';
-import { SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
+import { configObject, SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
 
 const API_KEY = 'crash-api-key-7f3c9a';
 const HOOK_PATH = '/services/T0CRASH/B0CRASH/hook-secret-5d2e81';
@@ -34,7 +34,7 @@ async function setup(opts: { markets?: number; rules?: (s: SimHandle) => Array<R
   slack = await new SlackRecorder().start(HOOK_PATH);
   const dir = dirs.make();
   const db = join(dir, 'lookout.db');
-  const file = writeConfig(join(dir, 'lookout.yaml'), {
+  const cfg = configObject({
     sim,
     db,
     apiKey: API_KEY,
@@ -42,7 +42,11 @@ async function setup(opts: { markets?: number; rules?: (s: SimHandle) => Array<R
     notifiers: { slack: { type: 'slack', webhook_url: slack.url, rate_limit: 10, ...(opts.maxAlerts ? { max_alerts: opts.maxAlerts } : {}) } },
     sourceDownAfter: 50,
     extra: opts.markets ? { polls: [{ name: 'markets', kind: 'metrics', cron: '*/1 * * * * *', limit: 100_000 }] } : {},
-  });
+  }) as { source: Record<string, unknown> };
+  // Thousands of markets on a loaded CI machine: the first poll must not time out (a failed run is recorded, and a
+  // test that freezes the daemon inside its first poll's transaction needs that run to be the first).
+  if (opts.markets) cfg.source.timeout = '60s';
+  const file = writeConfig(join(dir, 'lookout.yaml'), cfg);
   return { db, file, sim, slack };
 }
 
