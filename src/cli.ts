@@ -74,7 +74,8 @@ program
   .option('--rule <name>', 'only this rule')
   .option('--set <rule.param=value>', 'run again with a changed parameter, side by side', collect, [])
   .option('--json', 'machine-readable output')
-  .action((o: { config: string; from: string; to?: string; rule?: string; set: string[]; json?: boolean }) =>
+  .option('--html <file>', 'also write a self-contained HTML report with a chart per entity that fired')
+  .action((o: { config: string; from: string; to?: string; rule?: string; set: string[]; json?: boolean; html?: string }) =>
     exit(async () =>
       (await import('./backtest/index.js')).runBacktestCommand({
         configFile: o.config,
@@ -83,6 +84,7 @@ program
         ...(o.rule ? { rule: o.rule } : {}),
         set: o.set,
         json: Boolean(o.json),
+        ...(o.html ? { html: o.html } : {}),
         out,
         err,
         isTTY: Boolean(process.stderr.isTTY),

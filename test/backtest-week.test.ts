@@ -3,7 +3,9 @@
  * readings. First the regressions the simulated week found (small, hand-made sequences through the real poll
  * runner), then the week itself: simulators on a ManualClock, the real client and poll runner, a real SQLite file.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,6 +16,9 @@ import type { AlertEvent } from '../src/model.js';
 import { migrations, openStore } from '../src/store/index.js';
 import { benchmark, marketReading, position, runSmall, transitions, type SmallStep } from './fixtures/backtest-week/small.js';
 import { episodes, type Episode } from './alerts-helpers.js';
+import { tool } from './tools.js';
+
+const chromiumTool = tool('chromium', 'chromium');
 import {
   alerting,
   calmBand,
@@ -319,4 +324,64 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
     expect(json.current.summary).toEqual(report.current.summary);
     expect(json.runs).toBe(report.runs);
   });
+
+  it('lookout backtest --html with a --set what-if writes one self-contained file: a chart per entity with both thresholds and both variants, no external reference, no console error in Chromium', async () => {
+    const configFile = join(week.dir, 'lookout.yaml'); // written by the test above
+    const html = join(week.dir, 'report.html');
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runBacktestCommand({
+      configFile,
+      from: new Date(T0).toISOString(),
+      to: new Date(live.end).toISOString(),
+      set: ['util-high.threshold=0.97'],
+      html,
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      isTTY: false,
+    });
+    expect(code, err.join('\n')).toBe(0);
+    expect(out.join('\n')).toContain('util-high'); // the text report is printed as before
+    expect(err).toEqual([`lookout backtest: HTML report written to ${html}`]);
+    const text = readFileSync(html, 'utf8');
+    // Self-contained: nothing fetched (the one URL is the SVG namespace, an identifier, not a reference).
+    expect(text.match(/(?:src|href)\s*=\s*["']?[a-z]+:/gi) ?? []).toEqual([]);
+    expect(text.replaceAll('http://www.w3.org/2000/svg', '')).not.toMatch(/https?:\/\//);
+    expect(text).not.toContain('<script');
+    // util-high: each entity drawn with its curve, the configured and the what-if threshold, and one lane per variant.
+    const utilHigh = text.slice(text.indexOf('<h2>util-high</h2>'), text.indexOf('</section>', text.indexOf('<h2>util-high</h2>')));
+    const charts = utilHigh.match(/<svg class="chart"[\s\S]*?<\/svg>/g) ?? [];
+    const fired = new Set(report.current.rows.filter((r) => r.rule === 'util-high').map((r) => r.entity));
+    expect(charts.length).toBe(Math.min(fired.size, 24));
+    for (const svg of charts) {
+      expect(svg).toMatch(/<path class="chart-series" d="M/);
+      expect(svg).toContain('threshold 95%');
+      expect(svg).toContain('what-if (with util-high.threshold=0.97) 97%');
+      expect(svg.match(/class="chart-lane"/g)).toHaveLength(2);
+    }
+    expect(utilHigh).toContain('<td>with util-high.threshold=0.97</td>');
+
+    const bin = chromiumTool.path;
+    if (chromiumTool.skip || !bin) return;
+    const browser = await chromium.launch({ executablePath: bin, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'], timeout: 30_000 });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text());
+      });
+      page.on('pageerror', (e) => problems.push(e.message));
+      page.on('request', (r) => {
+        if (!r.url().startsWith('file:')) problems.push(`fetched ${r.url()}`);
+      });
+      await page.goto(pathToFileURL(html).href, { waitUntil: 'load', timeout: 20_000 });
+      expect(await page.evaluate('document.querySelectorAll("svg.chart path.chart-series").length')).toBeGreaterThan(0);
+      expect(await page.evaluate('getComputedStyle(document.querySelector("path.chart-series")).stroke')).not.toBe('none');
+      expect(problems).toEqual([]);
+      mkdirSync('test-artifacts', { recursive: true });
+      await page.screenshot({ path: 'test-artifacts/backtest-report.png', fullPage: false });
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });

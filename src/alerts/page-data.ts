@@ -3,7 +3,6 @@
  * the rule's kind), the alert's transitions and periods, and the notifications that went out about it.
  */
 import type Database from 'better-sqlite3';
-import type { ReadingKind } from '../model.js';
 import { ALERT_PAGE_RANGES, type AlertPageView, type SentNote } from '../http/alert-page.js';
 import type { ApiAlert, Silence } from '../http/types.js';
 import { valueUnit } from '../notify/format.js';
@@ -13,7 +12,7 @@ import { getRuleKind } from '../rules/registry.js';
 import type { RuleBase } from '../rules/schema.js';
 import { clearLevel, valueSeries } from '../rules/series.js';
 import { matchesAll } from '../silences/matcher.js';
-import type { ReadingsRepo } from '../store/readings.js';
+import { historyView, type ReadingsRepo } from '../store/readings.js';
 import { periodsOf } from './periods.js';
 import type { AlertRepo } from './repo.js';
 
@@ -73,13 +72,10 @@ export function alertPageView(src: AlertPageSources, fingerprint: string, range:
     const why = alert.kind === 'source_down' ? 'source_down has no value to draw: it counts failed polls.' : `rule '${alert.rule}' is no longer configured: its value cannot be drawn.`;
     return { ...base, series: [], noSeries: why };
   }
-  const history = {
-    at: (k: ReadingKind, e: string, t: number) => src.readings.historyAt(k, e, t),
-    range: (k: ReadingKind, e: string, f: number, t: number) => src.readings.historyRange(k, e, f, t),
-  };
+  const history = historyView(src.readings);
   for (const readingKind of ruleReads(kind, rule)) {
     const readings = src.readings.historyRange(readingKind, alert.entity, from, now).slice(-MAX_READINGS);
-    if (readings.length > 0) return { ...base, series: valueSeries(kind, rule, readings, history) };
+    if (readings.length > 0) return { ...base, series: valueSeries(kind, rule, readings, history).points };
   }
   return { ...base, series: [] };
 }

@@ -1,5 +1,5 @@
-/** `lookout backtest -c config.yaml --from T --to T [--rule NAME] [--set rule.param=value] [--json]`. */
-import { existsSync } from 'node:fs';
+/** `lookout backtest -c config.yaml --from T --to T [--rule NAME] [--set rule.param=value] [--json] [--html FILE]`. */
+import { existsSync, writeFileSync } from 'node:fs';
 import { systemClock, type Clock } from '../clock.js';
 import { parseDuration } from '../config/duration.js';
 import { loadConfig } from '../config/load.js';
@@ -7,11 +7,13 @@ import { ConfigError, formatProblem } from '../errors.js';
 import type { RuleBase } from '../rules/schema.js';
 import { openStore } from '../store/index.js';
 import { formatBacktest } from './format.js';
+import { renderBacktestHtml } from './html.js';
 import { runBacktest } from './run.js';
 import { BacktestError, parseSetArgs } from './set.js';
 
 export { runBacktest, DEFAULT_REPEAT_INTERVAL, type BacktestOptions, type BacktestReport, type BacktestRun } from './run.js';
 export { formatBacktest } from './format.js';
+export { renderBacktestHtml } from './html.js';
 export { buildRows, summarize, type BacktestRow, type RuleSummary } from './report.js';
 export { applySet, parseSetArgs, BacktestError } from './set.js';
 export { replay, type ReplayOptions, type ReplayResult } from './replay.js';
@@ -26,6 +28,8 @@ export interface BacktestCommandOptions {
   /** `rule.param=value` strings. */
   set?: string[];
   json?: boolean;
+  /** Also write a self-contained HTML report (charts) to this file. */
+  html?: string;
   out: (line: string) => void;
   err: (line: string) => void;
   /** Draw a progress bar on stderr. */
@@ -81,9 +85,10 @@ export async function runBacktestCommand(opts: BacktestCommandOptions): Promise<
       }
     : undefined;
   try {
+    const rules = config.rules.map((l) => l.rule as RuleBase);
     const report = runBacktest({
       store,
-      rules: config.rules.map((l) => l.rule as RuleBase),
+      rules,
       alerting: config.alerting,
       sourceDown: config.source_down,
       from,
@@ -94,6 +99,10 @@ export async function runBacktestCommand(opts: BacktestCommandOptions): Promise<
     });
     if (drawn) write('\r\x1b[K');
     for (const line of formatBacktest(report, { json: opts.json ?? false }).split('\n')) opts.out(line);
+    if (opts.html !== undefined) {
+      writeFileSync(opts.html, renderBacktestHtml(report, rules, store));
+      opts.err(`lookout backtest: HTML report written to ${opts.html}`);
+    }
     return 0;
   } catch (e) {
     if (drawn) write('\r\x1b[K');

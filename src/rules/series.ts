@@ -8,19 +8,28 @@ import type { Reading } from '../model.js';
 import type { HistoryView, RuleKind } from './rule-kind.js';
 import type { RuleBase } from './schema.js';
 
+/** The rule's value at each reading, and the threshold its verdicts compared with (the newest, null when none did). */
+export interface JudgedSeries {
+  points: Point[];
+  threshold: number | null;
+}
+
 /** The value the rule saw in each of `readings` (oldest first), judged at the reading's own time. */
-export function valueSeries(kind: RuleKind, rule: RuleBase, readings: readonly Reading[], history: HistoryView): Point[] {
+export function valueSeries(kind: RuleKind, rule: RuleBase, readings: readonly Reading[], history: HistoryView): JudgedSeries {
   const needs = kind.needs?.(rule) ?? [];
-  return readings.map((reading) => {
+  let threshold: number | null = null;
+  const points = readings.map((reading): Point => {
     if (needs.some((f) => reading.unreadable?.[f] !== undefined)) return { t: reading.at, v: null };
     try {
       const verdict = kind.evaluate({ rule, reading, now: reading.at, history, active: false });
-      const v = verdict.status === 'breach' || verdict.status === 'ok' ? verdict.value : null;
-      return { t: reading.at, v: typeof v === 'number' && Number.isFinite(v) ? v : null };
+      if (verdict.status !== 'breach' && verdict.status !== 'ok') return { t: reading.at, v: null };
+      if (typeof verdict.threshold === 'number') threshold = verdict.threshold;
+      return { t: reading.at, v: typeof verdict.value === 'number' && Number.isFinite(verdict.value) ? verdict.value : null };
     } catch {
       return { t: reading.at, v: null };
     }
   });
+  return { points, threshold };
 }
 
 /** The level below which an active alert of the rule clears, when the rule has one (`clear_below`). */

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { Reading, ReadingKind } from '../model.js';
+import type { HistoryView } from '../rules/rule-kind.js';
 import { StoreError } from './errors.js';
 
 /** A reading as replayed from history, with the poll that stored it and when (that poll's time). */
@@ -279,5 +280,13 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
       const h = countHistory.get()!;
       return { latest, history: h.n, oldestAt: h.oldest, newestAt: h.newest };
     },
+  };
+}
+
+/** Stored history as a rule kind reads it (the engine's, a page's or a report's view of the past). */
+export function historyView(readings: Pick<ReadingsRepo, 'historyAt' | 'historyRange'>): HistoryView {
+  return {
+    at: (kind, entity, t) => readings.historyAt(kind, entity, t),
+    range: (kind, entity, from, to) => readings.historyRange(kind, entity, from, to),
   };
 }
