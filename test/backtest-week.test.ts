@@ -294,7 +294,8 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
     }
   });
 
-  it('lookout backtest --json on the same database parses and agrees', async () => {
+  /** A config for the CLI over the week's database and rules. */
+  const weekConfig = () => {
     const configFile = join(week.dir, 'lookout.yaml');
     const sim = week.sims.get('util')!;
     writeFileSync(
@@ -306,6 +307,11 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
         rules: { inline: raw },
       }),
     );
+    return configFile;
+  };
+
+  it('lookout backtest --json on the same database parses and agrees', async () => {
+    const configFile = weekConfig();
     const out: string[] = [];
     const err: string[] = [];
     const code = await runBacktestCommand({
@@ -326,7 +332,7 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
   });
 
   it('lookout backtest --html with a --set what-if writes one self-contained file: a chart per entity with both thresholds and both variants, no external reference, no console error in Chromium', async () => {
-    const configFile = join(week.dir, 'lookout.yaml'); // written by the test above
+    const configFile = weekConfig();
     const html = join(week.dir, 'report.html');
     const out: string[] = [];
     const err: string[] = [];
