@@ -11,17 +11,24 @@ import { closest } from './suggest.js';
 /** What cross-checks need of one rule, valid or not, and where it was written. */
 export interface RuleRef {
   name: string;
-  notify: string[];
+  /** The notifier names it gives, each where it is written. */
+  notify: Array<{ name: string; line: number; col: number }>;
   file: string;
   line: number;
   col: number;
 }
 
-/** A rule item's name and notifier names, when it has a name at all. */
-export function ruleRef(item: unknown, at: { file: string; line: number; col: number }): RuleRef | undefined {
+/** A rule item's name and notifier names, when it has a name at all; `path` locates the item in `yf`. */
+export function ruleRef(yf: YamlFile, path: readonly (string | number)[], item: unknown): RuleRef | undefined {
   const r = record(item);
   if (typeof r.name !== 'string') return undefined;
-  return { name: r.name, notify: list(r.notify).filter((n): n is string => typeof n === 'string'), ...at };
+  const at = problemAt(yf, path, '');
+  const notify = list(r.notify).flatMap((n, j) => {
+    if (typeof n !== 'string') return [];
+    const p = problemAt(yf, [...path, 'notify', j], '');
+    return [{ name: n, line: p.line, col: p.col }];
+  });
+  return { name: r.name, notify, file: yf.file, line: at.line, col: at.col };
 }
 
 /** Duplicate rule names across every rule file, and rules naming a notifier the config lacks (`notifiers` undefined: not checked). */
@@ -33,7 +40,9 @@ export function checkRuleRefs(rules: readonly RuleRef[], notifiers?: ReadonlySet
     if (prev) problems.push({ file: r.file, line: r.line, col: r.col, message: `duplicate rule name '${r.name}' (first at ${prev.file}:${prev.line}:${prev.col})` });
     else seen.set(r.name, r);
     for (const n of notifiers ? r.notify : []) {
-      if (!notifiers!.has(n)) problems.push({ file: r.file, line: r.line, col: r.col, message: `rule '${r.name}' notifies '${n}', which is not in notifiers${guess(n, notifiers!)}` });
+      if (!notifiers!.has(n.name)) {
+        problems.push({ file: r.file, line: n.line, col: n.col, message: `rule '${r.name}' notifies '${n.name}', which is not in notifiers${guess(n.name, notifiers!)}` });
+      }
     }
   }
   return problems;

@@ -156,7 +156,7 @@ function validateRules(yf: YamlFile, base: (string | number)[], list: unknown[],
   list.forEach((item, i) => {
     const path = [...base, i];
     const at = problemAt(yf, path, '');
-    const ref = ruleRef(item, { file: yf.file, line: at.line, col: at.col });
+    const ref = ruleRef(yf, path, item);
     if (ref) refs.push(ref);
     const r = ruleSchema.safeParse(item);
     if (!r.success) {
