@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, DaemonProcess, getJson, killAll, tempDirs, until } from './fixtures/daemon/harness.js';
+import { CLI, DaemonProcess, freePort, getJson, killAll, tempDirs, until } from './fixtures/daemon/harness.js';
 import { configObject, SimHandle, writeConfig } from './fixtures/daemon/world.js';
 
 const dirs = tempDirs();
@@ -155,4 +155,11 @@ describe('the CLI reaches a running daemon with --url', () => {
       expect(r.stdout + r.stderr).not.toContain(TOKEN);
     }
   }, 90_000);
+
+  it('no daemon at --url: one line naming the URL and the cause, exit 2, the token not in it', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const r = await lookout(dirs.make(), ['alerts', '--url', url, '--token', TOKEN]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`lookout: cannot reach the daemon at ${url}: ECONNREFUSED (is \`lookout run\` listening there?) (E_DAEMON)\n`);
+  }, 30_000);
 });

@@ -40,7 +40,8 @@ export async function daemonRequest<T>(t: DaemonTarget, method: string, path: st
   try {
     res = await fetch(url, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), signal: AbortSignal.timeout(TIMEOUT_MS) });
   } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    const c = (err as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } }).cause;
+    const cause = (err as Error).name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS / 1000} s` : (c?.code ?? c?.errors?.[0]?.code ?? c?.message ?? String(err));
     throw new LookoutError('E_DAEMON', `cannot reach the daemon at ${where}: ${cause} (is \`lookout run\` listening there?)`, { cause: err });
   }
   const text = await res.text();
