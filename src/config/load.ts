@@ -117,11 +117,9 @@ export function loadRuleFile(path: string, env: NodeJS.ProcessEnv, problems: Con
     return [];
   }
   const found: ConfigProblem[] = [];
-  try {
-    return readRules(yf, found, refs);
-  } finally {
-    problems.push(...withoutEcho([...yf.problems, ...found], yf.problems));
-  }
+  const rules = readRules(yf, found, refs);
+  problems.push(...withoutEcho([...yf.problems, ...found], yf.problems));
+  return rules;
 }
 
 function readRules(yf: YamlFile, problems: ConfigProblem[], refs: RuleRef[]): LoadedRule[] {
