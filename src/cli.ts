@@ -9,6 +9,14 @@ const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url))
 const out = (line: string) => process.stdout.write(line + '\n');
 const err = (line: string) => process.stderr.write(line + '\n');
 const io = { out, err };
+const CONFIG_DEFAULT = 'config.yaml';
+
+/** `--url` and `--token` of the commands that can talk to a running daemon instead of its DB file. */
+function daemonOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--url <url>', "a running daemon's base URL, e.g. http://127.0.0.1:9464 (default: the DB file the config names)").env('LOOKOUT_URL'))
+    .addOption(new Option('--token <token>', "the daemon's server.token, when it has one").env('LOOKOUT_TOKEN'));
+}
 
 /** Runs a command body and turns its result into the process exit code; unexpected errors print one line, no stack. */
 async function exit(body: () => Promise<number> | number): Promise<void> {
@@ -30,7 +38,7 @@ const program = new Command('lookout')
 program
   .command('run')
   .description('run the daemon: poll, evaluate rules, notify, serve /metrics')
-  .requiredOption('-c, --config <file>', 'config file')
+  .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
   .action((o: { config: string }) =>
     exit(async () => (await import('./commands/run.js')).runDaemonCommand(o.config, { ...io, version: pkg.version })),
   );
@@ -48,14 +56,20 @@ program
 
 program
   .command('check')
-  .description('validate the config and every rule file; each problem as file:line:col')
-  .requiredOption('-c, --config <file>', 'config file')
-  .action((o: { config: string }) => exit(async () => (await import('./commands/check.js')).runCheck(o.config, io)));
+  .description('validate the config and every rule file, every problem in one run as file:line:col')
+  .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
+  .option('--rules <file>', 'check this rule file alone instead, like promtool check rules (repeatable)', collect, [])
+  .action((o: { config: string; rules: string[] }) =>
+    exit(async () => {
+      const m = await import('./commands/check.js');
+      return o.rules.length ? m.runCheckRules(o.rules, io) : m.runCheck(o.config, io);
+    }),
+  );
 
 program
   .command('probe')
   .description('read-only: one page of every configured poll from the service; how each field was read')
-  .requiredOption('-c, --config <file>', 'config file')
+  .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
   .option('--json', 'print the report as JSON')
   .action((o: { config: string; json?: boolean }) => exit(async () => (await import('./commands/probe.js')).runProbe(o.config, o, io)));
 
@@ -63,7 +77,10 @@ program
   .command('test')
   .description('run rule unit tests written in YAML')
   .argument('<files...>', 'rule test files')
-  .action((files: string[]) => exit(async () => (await import('./ruletest/index.js')).runTestCommand(files, { out })));
+  .option('--run <name>', 'only the tests whose name is this, or matches it as a regular expression')
+  .action((files: string[], o: { run?: string }) =>
+    exit(async () => (await import('./ruletest/index.js')).runTestCommand(files, { out, ...(o.run !== undefined ? { run: o.run } : {}) })),
+  );
 
 program
   .command('backtest')
@@ -102,49 +119,104 @@ program
     exit(async () => (await import('./notify/render.js')).runRenderCommand({ configFile: o.config, rule: o.rule, fixture: o.fixture, out: process.stdout, err: process.stderr })),
   );
 
-program
-  .command('alerts')
-  .description('current alerts from the DB: rule, entity, state, since, last notified')
-  .option('-c, --config <file>', 'config file', 'config.yaml')
-  .option('--json', 'machine-readable output')
-  .option('--all', 'include resolved alerts')
-  .action((o: { config: string; json?: boolean; all?: boolean }) =>
-    exit(async () => (await import('./commands/alerts.js')).runAlertsCommand({ configFile: o.config, json: Boolean(o.json), all: Boolean(o.all), ...io })),
-  );
+daemonOptions(
+  program
+    .command('alerts')
+    .description('current alerts: rule, entity, state, since, last notified — from the DB file, or a running daemon with --url')
+    .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
+    .option('--match <matcher>', 'only alerts whose labels match: name=value, name!=value, name=~regex, name!~regex (repeatable)', collect, [])
+    .option('--rule <name>', 'only this rule')
+    .option('--severity <severity>', 'only this severity: info, warning or critical')
+    .option('--json', 'machine-readable output (times as ISO 8601)')
+    .option('--all', 'include resolved alerts'),
+).action((o: { config: string; match: string[]; rule?: string; severity?: string; json?: boolean; all?: boolean; url?: string; token?: string }) =>
+  exit(async () => {
+    const target = (await import('./commands/daemon-api.js')).daemonTarget(o);
+    return (await import('./commands/alerts.js')).runAlertsCommand({
+      configFile: o.config,
+      json: Boolean(o.json),
+      all: Boolean(o.all),
+      match: o.match,
+      ...(o.rule !== undefined ? { rule: o.rule } : {}),
+      ...(o.severity !== undefined ? { severity: o.severity } : {}),
+      ...(target ? { target } : {}),
+      ...io,
+    });
+  }),
+);
 
+daemonOptions(
+  program
+    .command('rules')
+    .description('the rules loaded: name, kind, severity, for, where written — from the config, or a running daemon with --url')
+    .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
+    .option('--json', 'machine-readable output'),
+).action((o: { config: string; json?: boolean; url?: string; token?: string }) =>
+  exit(async () => {
+    const target = (await import('./commands/daemon-api.js')).daemonTarget(o);
+    return (await import('./commands/rules.js')).runRulesCommand({ configFile: o.config, json: Boolean(o.json), ...(target ? { target } : {}), ...io });
+  }),
+);
+
+type DaemonOpts = { url?: string; token?: string };
+const silenceTarget = async (o: DaemonOpts) => {
+  const target = (await import('./commands/daemon-api.js')).daemonTarget(o);
+  return target ? { target } : {};
+};
 const silence = program.command('silence').description('mute notifications by label matchers (evaluation goes on)');
-silence
-  .command('add')
-  .description('add a silence; prints its id')
-  .option('-c, --config <file>', 'config file', 'config.yaml')
-  .requiredOption('--match <matcher>', 'label matcher: name=value, name!=value, name=~regex, name!~regex (repeatable)', collect, [])
-  .requiredOption('--for <duration>', 'how long, e.g. 2h')
-  .requiredOption('--comment <text>', 'why')
-  .option('--author <name>', 'who', process.env.USER ?? 'unknown')
-  .action((o: { config: string; match: string[]; for: string; comment: string; author: string }) =>
-    exit(async () =>
-      (await import('./silences/cli.js')).silenceAddCommand({ configFile: o.config, match: o.match, for: o.for, comment: o.comment, author: o.author, out: process.stdout, err: process.stderr }),
-    ),
-  );
-silence
-  .command('list')
-  .description('list silences')
-  .option('-c, --config <file>', 'config file', 'config.yaml')
-  .option('--all', 'include expired silences')
-  .option('--json', 'machine-readable output')
-  .action((o: { config: string; all?: boolean; json?: boolean }) =>
-    exit(async () =>
-      (await import('./silences/cli.js')).silenceListCommand({ configFile: o.config, all: Boolean(o.all), json: Boolean(o.json), out: process.stdout, err: process.stderr }),
-    ),
-  );
-silence
-  .command('expire')
-  .description('expire a silence now')
-  .argument('<id>', 'silence id')
-  .option('-c, --config <file>', 'config file', 'config.yaml')
-  .action((id: string, o: { config: string }) =>
-    exit(async () => (await import('./silences/cli.js')).silenceExpireCommand({ configFile: o.config, id, out: process.stdout, err: process.stderr })),
-  );
+daemonOptions(
+  silence
+    .command('add')
+    .description('add a silence; prints its id')
+    .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
+    .requiredOption('--match <matcher>', '(required) label matcher: name=value, name!=value, name=~regex, name!~regex (repeatable)', collect, [])
+    .requiredOption('--for <duration>', '(required) how long, e.g. 2h')
+    .requiredOption('--comment <text>', '(required) why')
+    .option('--author <name>', 'who (default: your login name)'),
+).action((o: { config: string; match: string[]; for: string; comment: string; author?: string } & DaemonOpts) =>
+  exit(async () =>
+    (await import('./silences/cli.js')).silenceAddCommand({
+      configFile: o.config,
+      match: o.match,
+      for: o.for,
+      comment: o.comment,
+      ...(o.author !== undefined ? { author: o.author } : {}),
+      ...(await silenceTarget(o)),
+      out: process.stdout,
+      err: process.stderr,
+    }),
+  ),
+);
+daemonOptions(
+  silence
+    .command('list')
+    .description('list silences')
+    .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
+    .option('--all', 'include expired silences')
+    .option('--json', 'machine-readable output (times as ISO 8601)'),
+).action((o: { config: string; all?: boolean; json?: boolean } & DaemonOpts) =>
+  exit(async () =>
+    (await import('./silences/cli.js')).silenceListCommand({
+      configFile: o.config,
+      all: Boolean(o.all),
+      json: Boolean(o.json),
+      ...(await silenceTarget(o)),
+      out: process.stdout,
+      err: process.stderr,
+    }),
+  ),
+);
+daemonOptions(
+  silence
+    .command('expire')
+    .description('expire a silence now')
+    .argument('<id>', 'silence id')
+    .option('-c, --config <file>', 'config file', CONFIG_DEFAULT),
+).action((id: string, o: { config: string } & DaemonOpts) =>
+  exit(async () =>
+    (await import('./silences/cli.js')).silenceExpireCommand({ configFile: o.config, id, ...(await silenceTarget(o)), out: process.stdout, err: process.stderr }),
+  ),
+);
 
 program
   .command('simulate')

@@ -237,8 +237,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       ready: () => readiness(ready, store, health),
       alerts: () => engine.alerts().map(apiAlert),
       polls: () => store.polls.lastAll().map(apiPoll),
+      rules: () => config.rules,
       silences: {
-        list: () => silences.list({ active: true }),
+        list: (o) => silences.list(o?.all ? {} : { active: true }),
         add: (input: unknown) => silences.add(input as never),
         expire: (id: string) => silences.expire(id),
       },

@@ -1,6 +1,6 @@
 /** Silences: matcher parsing and the four operators, the repository (validation, expiry), and the CLI functions over a real config and DB. */
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -135,13 +135,26 @@ describe('CLI functions', () => {
     expect((JSON.parse(all.text()) as Array<{ status: string }>)[0]!.status).toBe('expired');
   });
 
+  it('list on a config whose DB does not exist yet refuses (exit 2) and creates no DB, as `lookout alerts` does', async () => {
+    const configFile = config();
+    const err = sink();
+    expect(await silenceListCommand({ configFile, out: sink(), err })).toBe(2);
+    expect(err.text()).toMatch(/^lookout silence: cannot open database .*l\.db: the file does not exist or cannot be read\n$/);
+    expect(existsSync(join(configFile, '..', 'l.db'))).toBe(false);
+  });
+
   it('the built CLI: silence add, then list --json and --all --json after expire, as child processes', async () => {
     const configFile = config();
     const cli = (...args: string[]) =>
       execFileAsync(process.execPath, ['dist/cli.js', 'silence', ...args, '-c', configFile], { timeout: 20_000 }).then((r) => r.stdout);
     const id = (await cli('add', '--match', 'rule=usdc-util-high', '--for', '2h', '--comment', 'upgrade')).trim();
-    const listed = JSON.parse(await cli('list', '--json')) as Array<{ id: string; status: string; matchers: unknown[] }>;
+    const listed = JSON.parse(await cli('list', '--json')) as Array<{ id: string; status: string; matchers: unknown[]; startsAt: string; endsAt: string }>;
     expect(listed.map((s) => [s.id, s.status])).toEqual([[id, 'active']]);
+    // Times as the API gives them (ISO 8601), not Unix ms.
+    const span = Date.parse(listed[0]!.endsAt) - Date.parse(listed[0]!.startsAt);
+    expect(span).toBeGreaterThan(2 * 3_600_000 - 60_000);
+    expect(span).toBeLessThanOrEqual(2 * 3_600_000);
+    expect(listed[0]!.endsAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     await cli('expire', id);
     expect(JSON.parse(await cli('list', '--json'))).toEqual([]);
     expect((JSON.parse(await cli('list', '--all', '--json')) as Array<{ status: string }>).map((s) => s.status)).toEqual(['expired']);

@@ -1,6 +1,8 @@
-/** `lookout check -c FILE`: validates the config and every rule file, like `promtool check rules`. */
-import { ConfigError, formatProblem } from '../errors.js';
-import { displayPath, loadConfig, type Config } from '../config/load.js';
+/** `lookout check -c FILE`: validates the config and every rule file; `--rules FILE` checks rule files alone, like `promtool check rules`. */
+import { resolve } from 'node:path';
+import { ConfigError, formatProblem, type ConfigProblem } from '../errors.js';
+import { displayPath, loadConfig, loadRuleFile, type Config, type LoadedRule } from '../config/load.js';
+import { checkRuleRefs, type RuleRef } from '../config/cross-check.js';
 
 /** Where a command writes. */
 export interface Output {
@@ -31,6 +33,24 @@ export function runCheck(file: string, io: Output, env: NodeJS.ProcessEnv = proc
   const cfg = loadConfigOrReport(file, io, (n) => `${problemCount(n)} found`, env);
   if (!cfg) return 1;
   io.out(summarize(cfg));
+  return 0;
+}
+
+/**
+ * Checks rule files alone, without a config: each rule against its kind, and rule names unique across the files (the
+ * notifiers a rule names are checked with the config, by `check -c`). Prints every problem as file:line:col.
+ */
+export function runCheckRules(files: readonly string[], io: Output, env: NodeJS.ProcessEnv = process.env): number {
+  const problems: ConfigProblem[] = [];
+  const refs: RuleRef[] = [];
+  const perFile = files.map((f) => [f, loadRuleFile(resolve(f), env, problems, refs)] as [string, LoadedRule[]]);
+  problems.push(...checkRuleRefs(refs));
+  if (problems.length) {
+    for (const p of problems) io.err(formatProblem(p));
+    io.err(`${problemCount(problems.length)} found`);
+    return 1;
+  }
+  for (const [f, rules] of perFile) io.out(`${f}: OK, ${rules.length} rule${rules.length === 1 ? '' : 's'}${rules.length ? `: ${rules.map((r) => r.rule.name).join(', ')}` : ''}`);
   return 0;
 }
 

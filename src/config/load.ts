@@ -1,7 +1,6 @@
 /** Loads the config: YAML (positions kept) → `${VAR}` from the environment → zod, then the rule files, each problem as file:line:col. */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
-import { validateDetailed as validateCron } from 'node-cron';
 import type { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { buildRuleSchema } from '../rules/schema.js';
@@ -11,6 +10,7 @@ import { expandGlob } from './glob.js';
 import { parseYamlFile, problemAt, type YamlFile } from './yaml-file.js';
 import { describeIssue } from './issues.js';
 import { closest, knownKeysAt } from './suggest.js';
+import { crossCheck, ruleRef, type RuleRef } from './cross-check.js';
 
 /** The rule schema assembled from the rule registry. */
 export const ruleSchema = buildRuleSchema(ruleKinds);
@@ -58,7 +58,8 @@ export function loadConfigText(file: string, text: string, opts: LoadOptions & {
   const env = opts.env ?? process.env;
   const dir = opts.dir ?? dirname(resolve(file));
   const yf = parseYamlFile(file, text, env);
-  if (yf.problems.length) throw new ConfigError(yf.problems);
+  if (!yf.parsed) throw new ConfigError(yf.problems);
+  // Every check runs whatever else failed, so one run of `lookout check` shows every problem.
   const problems: ConfigProblem[] = [];
 
   const parsed = configSchema.safeParse(yf.value ?? {});
@@ -66,9 +67,10 @@ export function loadConfigText(file: string, text: string, opts: LoadOptions & {
   const cfg = parsed.success ? parsed.data : undefined;
 
   const rules: LoadedRule[] = [];
+  const refs: RuleRef[] = [];
   const ruleFiles: string[] = [];
   const raw = (yf.value ?? {}) as { rules?: { inline?: unknown; files?: unknown } };
-  if (Array.isArray(raw.rules?.inline)) rules.push(...validateRules(yf, ['rules', 'inline'], raw.rules.inline, problems));
+  if (Array.isArray(raw.rules?.inline)) rules.push(...validateRules(yf, ['rules', 'inline'], raw.rules.inline, problems, refs));
   const patterns = Array.isArray(raw.rules?.files) ? (raw.rules.files as unknown[]) : [];
   patterns.forEach((pattern, i) => {
     if (typeof pattern !== 'string') return;
@@ -76,13 +78,13 @@ export function loadConfigText(file: string, text: string, opts: LoadOptions & {
     if (matches.length === 0) problems.push(problemAt(yf, ['rules', 'files', i], `rule file pattern '${pattern}' matches no file`));
     for (const rf of matches) {
       ruleFiles.push(rf);
-      rules.push(...loadRuleFile(rf, env, problems));
+      rules.push(...loadRuleFile(rf, env, problems, refs));
     }
   });
 
-  if (cfg) problems.push(...crossCheck(yf, cfg, rules));
+  problems.push(...crossCheck(yf, refs));
   const envShard = shardFromEnv(env, problems);
-  if (problems.length) throw new ConfigError(problems);
+  if (problems.length || yf.problems.length) throw new ConfigError(inFileOrder(withoutEcho([...yf.problems, ...problems], yf.problems)));
 
   const c = envShard ? { ...cfg!, shard: envShard } : cfg!;
   const storagePath = c.storage.path === ':memory:' || isAbsolute(c.storage.path) ? c.storage.path : resolve(dir, c.storage.path);
@@ -97,8 +99,11 @@ export function loadConfigText(file: string, text: string, opts: LoadOptions & {
   };
 }
 
-/** Reads one rule file (`rules:` list), validating each rule against the rule schema. */
-export function loadRuleFile(path: string, env: NodeJS.ProcessEnv, problems: ConfigProblem[]): LoadedRule[] {
+/**
+ * Reads one rule file (`rules:` list), validating each rule against the rule schema; problems go to `problems`, and
+ * every named rule (valid or not) to `refs` for the cross-checks.
+ */
+export function loadRuleFile(path: string, env: NodeJS.ProcessEnv, problems: ConfigProblem[], refs: RuleRef[] = []): LoadedRule[] {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -107,10 +112,17 @@ export function loadRuleFile(path: string, env: NodeJS.ProcessEnv, problems: Con
     return [];
   }
   const yf = parseYamlFile(displayPath(path), text, env);
-  if (yf.problems.length) {
+  if (!yf.parsed) {
     problems.push(...yf.problems);
     return [];
   }
+  const found: ConfigProblem[] = [];
+  const rules = readRules(yf, found, refs);
+  problems.push(...withoutEcho([...yf.problems, ...found], yf.problems));
+  return rules;
+}
+
+function readRules(yf: YamlFile, problems: ConfigProblem[], refs: RuleRef[]): LoadedRule[] {
   const value = yf.value as { rules?: unknown } | null;
   if (!value || typeof value !== 'object' || !Array.isArray(value.rules)) {
     problems.push(problemAt(yf, [], "a rule file holds a 'rules:' list"));
@@ -119,13 +131,31 @@ export function loadRuleFile(path: string, env: NodeJS.ProcessEnv, problems: Con
   for (const key of Object.keys(value)) {
     if (key !== 'rules') problems.push(problemAt(yf, [], `unknown key '${key}' (a rule file holds only 'rules:')`, key));
   }
-  return validateRules(yf, ['rules'], value.rules, problems);
+  return validateRules(yf, ['rules'], value.rules, problems, refs);
 }
 
-function validateRules(yf: YamlFile, base: (string | number)[], list: unknown[], problems: ConfigProblem[]): LoadedRule[] {
+/** Problems grouped by file (in the order the files were read), each file's by line and column. */
+function inFileOrder(problems: ConfigProblem[]): ConfigProblem[] {
+  const files = [...new Set(problems.map((p) => p.file))];
+  return [...problems].sort((a, b) => files.indexOf(a.file) - files.indexOf(b.file) || a.line - b.line || a.col - b.col);
+}
+
+/**
+ * Drops the problems a reported one already explains: an unset `${VAR}` reads as empty, so the schema's complaint
+ * about that same value (an empty URL) says nothing new.
+ */
+function withoutEcho(problems: ConfigProblem[], causes: readonly ConfigProblem[]): ConfigProblem[] {
+  const at = new Set(causes.map((p) => `${p.file}:${p.line}:${p.col}`));
+  return problems.filter((p) => causes.includes(p) || !at.has(`${p.file}:${p.line}:${p.col}`));
+}
+
+function validateRules(yf: YamlFile, base: (string | number)[], list: unknown[], problems: ConfigProblem[], refs: RuleRef[]): LoadedRule[] {
   const out: LoadedRule[] = [];
   list.forEach((item, i) => {
     const path = [...base, i];
+    const at = problemAt(yf, path, '');
+    const ref = ruleRef(yf, path, item);
+    if (ref) refs.push(ref);
     const r = ruleSchema.safeParse(item);
     if (!r.success) {
       problems.push(...zodProblems(yf, path, r.error, ruleSchema, item));
@@ -133,24 +163,30 @@ function validateRules(yf: YamlFile, base: (string | number)[], list: unknown[],
     }
     const kind = ruleKinds.find((k) => k.kind === r.data.kind);
     for (const p of kind?.check?.(r.data as Record<string, unknown>) ?? []) problems.push(problemAt(yf, [...path, ...p.path], p.message));
-    const pos = problemAt(yf, path, '');
-    out.push({ rule: r.data, file: yf.file, line: pos.line, col: pos.col });
+    out.push({ rule: r.data, file: yf.file, line: at.line, col: at.col });
   });
   return out;
 }
 
 function zodProblems(yf: YamlFile, base: (string | number)[], error: z.ZodError, schema: z.ZodType, value: unknown): ConfigProblem[] {
-  return error.issues.flatMap((issue) => {
+  // A typo (`windw:`) is one mistake: "unknown key 'windw' — did you mean 'window'?", not also "missing 'window'".
+  const explained = new Set<string>();
+  const unknown = error.issues.flatMap((issue) => {
+    if (issue.code !== 'unrecognized_keys') return [];
     const rel = issue.path as (string | number)[];
-    const path = [...base, ...rel];
-    if (issue.code === 'unrecognized_keys') {
-      const known = knownKeysAt(schema, value, rel);
-      return issue.keys.map((k) => {
-        const guess = closest(k, known.filter((c) => !issue.keys.includes(c)));
-        return problemAt(yf, path, `unknown key '${k}'${guess ? ` (did you mean '${guess}'?)` : ''}`, k);
-      });
-    }
-    return [problemAt(yf, path, describeIssue(issue, path, valueAt(value, rel)))];
+    const known = knownKeysAt(schema, value, rel).filter((c) => !issue.keys.includes(c));
+    return issue.keys.map((k) => {
+      const guess = closest(k, known);
+      if (guess) explained.add(JSON.stringify([...rel, guess]));
+      return { issue, problem: problemAt(yf, [...base, ...rel], `unknown key '${k}'${guess ? ` — did you mean '${guess}'?` : ''}`, k) };
+    });
+  });
+  return error.issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys') return unknown.filter((u) => u.issue === issue).map((u) => u.problem);
+    const rel = issue.path as (string | number)[];
+    const input = valueAt(value, rel);
+    if (input === undefined && explained.has(JSON.stringify(rel))) return [];
+    return [problemAt(yf, [...base, ...rel], describeIssue(issue, [...base, ...rel], input))];
   });
 }
 
@@ -164,50 +200,6 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   let v = value;
   for (const seg of path) v = v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
   return v;
-}
-
-function crossCheck(yf: YamlFile, cfg: ConfigFile, rules: LoadedRule[]): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  const seenPolls = new Set<string>();
-  cfg.polls.forEach((p, i) => {
-    if (seenPolls.has(p.name)) problems.push(problemAt(yf, ['polls', i, 'name'], `duplicate poll name '${p.name}'`));
-    seenPolls.add(p.name);
-    const cron = validateCron(p.cron);
-    if (!cron.valid) {
-      const why = cron.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
-      problems.push(problemAt(yf, ['polls', i, 'cron'], `invalid cron expression '${p.cron}'${why ? ` (${why})` : ''}`));
-    }
-  });
-  const seenRules = new Map<string, LoadedRule>();
-  for (const lr of rules) {
-    const prev = seenRules.get(lr.rule.name);
-    if (prev) {
-      problems.push({ file: lr.file, line: lr.line, col: lr.col, message: `duplicate rule name '${lr.rule.name}' (first at ${prev.file}:${prev.line}:${prev.col})` });
-    }
-    seenRules.set(lr.rule.name, lr);
-    for (const n of lr.rule.notify ?? []) {
-      if (!cfg.notifiers[n]) problems.push({ file: lr.file, line: lr.line, col: lr.col, message: `rule '${lr.rule.name}' notifies '${n}', which is not in notifiers` });
-    }
-  }
-  cfg.routes.forEach((r, i) => {
-    r.notify.forEach((n, j) => {
-      if (!cfg.notifiers[n]) problems.push(problemAt(yf, ['routes', i, 'notify', j], `unknown notifier '${n}'`));
-    });
-    for (const [label, re] of Object.entries(r.match_re)) {
-      try {
-        new RegExp(re);
-      } catch {
-        problems.push(problemAt(yf, ['routes', i, 'match_re', label], `invalid regular expression '${re}'`));
-      }
-    }
-  });
-  const defaults = cfg.routes.filter((r) => r.default).length;
-  if (defaults > 1) problems.push(problemAt(yf, ['routes'], 'more than one route has default: true'));
-  for (const n of cfg.watchdog.notify ?? []) {
-    if (!cfg.notifiers[n]) problems.push(problemAt(yf, ['watchdog', 'notify'], `unknown notifier '${n}'`));
-  }
-  if (cfg.shard && cfg.shard.index >= cfg.shard.total) problems.push(problemAt(yf, ['shard', 'index'], 'shard.index must be below shard.total'));
-  return problems;
 }
 
 /**

@@ -23,7 +23,8 @@ function resolveUnion(s: AnySchema | undefined, v: unknown): AnySchema | undefin
   if (!s) return s;
   const def = defOf(s);
   if (def.type !== 'union' || !Array.isArray(def.options)) return s;
-  const key = Object.keys(propValues(s) ?? {})[0];
+  // The discriminator, not just any key with literal values (an enum such as `severity` has those too).
+  const key = (def.discriminator as string | undefined) ?? Object.keys(propValues(s) ?? {})[0];
   const tag = key && v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
   return unwrap((def.options as AnySchema[]).find((o) => key !== undefined && propValues(o)?.[key]?.has(tag)));
 }

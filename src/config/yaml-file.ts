@@ -3,18 +3,24 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Documen
 import type { ConfigProblem } from '../errors.js';
 import { interpolate } from './env.js';
 
-/** A parsed YAML file: its JS value (after env interpolation) and what is needed to locate a path in it. */
+/**
+ * A parsed YAML file: its JS value (after env interpolation) and what is needed to locate a path in it. `value` is
+ * undefined only when the YAML itself is broken; an unset `${VAR}` is a problem, read as empty so the rest of the file
+ * is still checked.
+ */
 export interface YamlFile {
   file: string;
   doc: Document;
   lineCounter: LineCounter;
   value: unknown;
   problems: ConfigProblem[];
+  /** Whether the YAML parsed (no syntax error): then `value` holds the document. */
+  parsed: boolean;
 }
 
 const NUMBER = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/;
 
-/** Parses `text` (the content of `file`), reporting syntax errors and unset `${VAR}`s with their positions. */
+/** Parses `text` (the content of `file`), reporting syntax errors and unset `${VAR}`s (read as empty) with their positions. */
 export function parseYamlFile(file: string, text: string, env: NodeJS.ProcessEnv = process.env): YamlFile {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
@@ -44,8 +50,9 @@ export function parseYamlFile(file: string, text: string, env: NodeJS.ProcessEnv
       },
     });
   }
-  const value = problems.length === 0 ? doc.toJS({ maxAliasCount: 100 }) : undefined;
-  return { file, doc, lineCounter, value, problems };
+  const parsed = doc.errors.length === 0;
+  const value = parsed ? doc.toJS({ maxAliasCount: 100 }) : undefined;
+  return { file, doc, lineCounter, value, problems, parsed };
 }
 
 function firstLine(s: string): string {

@@ -1,5 +1,5 @@
 /**
- * lookout's one HTTP listener: /metrics, /healthz, /readyz, the JSON API (alerts, polls, silences)
+ * lookout's one HTTP listener: /metrics, /healthz, /readyz, the JSON API (alerts, polls, rules, silences)
  * and the status page. Errors are JSON `{error, message}` with a 4xx status; never a stack trace.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -11,7 +11,7 @@ import { applyLimits, DEFAULT_LIMITS, serverOptions } from './limits.js';
 import { HttpError, parseJsonBody, parseListen, readBody, send, sendError, sendJson, urlOf } from './respond.js';
 import { renderStatusPage, STATUS_PAGE_CSP } from './status-page.js';
 import { ALERT_PAGE_CSP, ALERT_PAGE_RANGES, DEFAULT_ALERT_RANGE, renderAlertPage } from './alert-page.js';
-import { alertJson, pollJson, silenceJson, type HttpDeps, type Silence } from './types.js';
+import { alertJson, pollJson, ruleJson, silenceJson, type HttpDeps, type Silence } from './types.js';
 
 /** A running server. */
 export interface HttpServer {
@@ -151,10 +151,14 @@ function buildRoutes(deps: HttpDeps): Route[] {
       },
     },
     { pattern: /^\/api\/polls$/, methods: { GET: (_req, res) => sendJson(res, 200, deps.polls().map(pollJson)) } },
+    { pattern: /^\/api\/rules$/, methods: { GET: (_req, res) => sendJson(res, 200, (deps.rules?.() ?? []).map(ruleJson)) } },
     {
       pattern: /^\/api\/silences$/,
       methods: {
-        GET: (_req, res) => sendJson(res, 200, deps.silences.list().map((s) => silenceJson(s, now()))),
+        GET: (_req, res, url) => {
+          const all = ['1', 'true'].includes(url.searchParams.get('all') ?? '');
+          sendJson(res, 200, deps.silences.list({ all }).map((s) => silenceJson(s, now())));
+        },
         POST: async (req, res) => {
           const input = parseJsonBody(await readBody(req));
           if (input === null || typeof input !== 'object' || Array.isArray(input)) {

@@ -9,6 +9,8 @@ import type { Metrics } from '../metrics/index.js';
 import type { PollRunSummary } from '../store/poll-runs.js';
 import type { HttpLimits } from './limits.js';
 import type { AlertPageView } from './alert-page.js';
+import type { LoadedRule } from '../config/load.js';
+import { formatDuration } from '../config/duration.js';
 
 /** An alert as the daemon knows it, plus when a notification about it last went out (ms). */
 export type ApiAlert = Alert & { last_notified?: number | null };
@@ -57,8 +59,8 @@ export interface Silence {
 
 /** The silence repository as the API uses it. */
 export interface SilenceStore {
-  /** Silences to show (those in force or starting later, at least). */
-  list(): Silence[];
+  /** Silences to show (those in force or starting later, at least; expired ones too with `all`). */
+  list(opts?: { all?: boolean }): Silence[];
   /** Validates and stores a silence; throws an error with `code: 'E_BAD_REQUEST'` and a message on bad input. */
   add(input: unknown): Silence;
   /** Ends a silence now: false (or an error with `code: 'E_NOT_FOUND'`) when no silence has that id. */
@@ -89,6 +91,8 @@ export interface HttpDeps {
   silences: SilenceStore;
   /** An alert's page data over a range (`1h`, `6h`, `24h`, `7d`), or undefined when no alert has that fingerprint. */
   alertPage?(fingerprint: string, range: string): AlertPageView | undefined;
+  /** The rules loaded now (after the latest reload); absent: GET /api/rules lists none. */
+  rules?(): readonly LoadedRule[];
   version?: string;
   clock?: Clock;
 }
@@ -137,6 +141,37 @@ export function alertJson(a: ApiAlert): AlertJson {
     threshold: a.threshold,
     since: iso(alertSince(a)),
     last_notified: iso(a.last_notified !== undefined ? a.last_notified : a.last_notified_at),
+  };
+}
+
+/** A rule in the API's JSON: what `lookout rules` lists. */
+export interface RuleJson {
+  name: string;
+  kind: string;
+  severity: string;
+  enabled: boolean;
+  /** Durations as written in YAML (`10m`, `0s`). */
+  for: string;
+  keep_firing_for: string;
+  labels: Record<string, string>;
+  /** Notifier names that replace the route's; null: the route's. */
+  notify: string[] | null;
+  /** Where the rule is written: `file:line:col`. */
+  source: string;
+}
+
+/** The API's JSON of one loaded rule. */
+export function ruleJson(r: LoadedRule): RuleJson {
+  return {
+    name: r.rule.name,
+    kind: r.rule.kind,
+    severity: r.rule.severity,
+    enabled: r.rule.enabled,
+    for: formatDuration(r.rule.for),
+    keep_firing_for: formatDuration(r.rule.keep_firing_for),
+    labels: r.rule.labels,
+    notify: r.rule.notify ?? null,
+    source: `${r.file}:${r.line}:${r.col}`,
   };
 }
 

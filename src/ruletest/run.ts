@@ -34,6 +34,8 @@ export interface RuleTestRun {
 export interface RuleTestOptions {
   /** For `${VAR}` in rule files; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** Only the tests whose name matches this regular expression (`lookout test --run NAME`, as promtool's `--run`). */
+  run?: string;
 }
 
 const DEFAULT_POLL: Record<ReadingKind, string> = {
@@ -63,16 +65,29 @@ interface BuiltSeries {
 /** Runs every test of every file. */
 export function runRuleTests(files: readonly string[], opts: RuleTestOptions = {}): RuleTestRun {
   const results: RuleTestResult[] = [];
+  const selected = nameFilter(opts.run);
   for (const f of files) {
     const loaded = loadRuleTestFile(resolve(f), opts.env ?? process.env);
     if ('problems' in loaded) {
       results.push({ file: f, name: '(file)', passed: false, failures: loaded.problems.map(formatProblem) });
       continue;
     }
-    for (const t of loaded.spec.tests) results.push({ file: f, name: t.name, ...runOne(loaded, t) });
+    for (const t of loaded.spec.tests.filter((t) => selected(t.name))) results.push({ file: f, name: t.name, ...runOne(loaded, t) });
   }
   const passed = results.filter((r) => r.passed).length;
   return { passed, failed: results.length - passed, results };
+}
+
+/** Whether a test runs: every test without `run`; else its name equals `run` or matches it as a regular expression. */
+function nameFilter(run: string | undefined): (name: string) => boolean {
+  if (run === undefined) return () => true;
+  let re: RegExp | undefined;
+  try {
+    re = new RegExp(run);
+  } catch {
+    re = undefined;
+  }
+  return (name) => name === run || (re?.test(name) ?? name.includes(run));
 }
 
 function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {

@@ -1,4 +1,7 @@
-/** `lookout silence add|list|expire`: functions the CLI wires into commander; each returns the exit code. */
+/**
+ * `lookout silence add|list|expire`: functions the CLI wires into commander; each returns the exit code. They work on
+ * the DB file the config names, or on a running daemon through its API (`target`, from `--url` or `LOOKOUT_URL`).
+ */
 import { userInfo } from 'node:os';
 import { systemClock, type Clock } from '../clock.js';
 import { loadConfig } from '../config/load.js';
@@ -7,12 +10,16 @@ import { ConfigError, LookoutError } from '../errors.js';
 import { openStore, type Store } from '../store/index.js';
 import { formatMatcher, parseMatcher } from './matcher.js';
 import { SilenceRepo, type Silence } from './repo.js';
+import { silenceJson } from '../http/types.js';
+import { daemonRequest, type DaemonTarget } from '../commands/daemon-api.js';
 
 /** Where a command prints: stdout for results, stderr for problems. */
 export interface CommandIO {
   out?: { write(text: string): unknown };
   err?: { write(text: string): unknown };
   clock?: Clock;
+  /** A running daemon to work on instead of the DB file. */
+  target?: DaemonTarget;
 }
 
 /** Options of {@link silenceAddCommand}. */
@@ -41,14 +48,26 @@ export interface SilenceExpireOptions extends CommandIO {
   id: string;
 }
 
-async function withRepo(opts: CommandIO & { configFile: string }, fn: (repo: SilenceRepo, clock: Clock) => void): Promise<number> {
-  const err = opts.err ?? process.stderr;
+async function withRepo(opts: CommandIO & { configFile: string }, fn: (repo: SilenceRepo, clock: Clock) => void, mode: { readonly?: boolean } = {}): Promise<number> {
   const clock = opts.clock ?? systemClock;
   let store: Store | undefined;
+  return reported(opts, async () => {
+    try {
+      const config = loadConfig(opts.configFile);
+      // Reading never creates a DB: a missing file is an error, as for `lookout alerts`.
+      store = openStore(config.storage.path, { clock, readonly: mode.readonly ?? false });
+      fn(new SilenceRepo(store.db, clock), clock);
+    } finally {
+      store?.close();
+    }
+  });
+}
+
+/** Runs a command body; a problem is one line on stderr: exit 1 for bad input or an unknown id, 2 otherwise. */
+async function reported(opts: CommandIO, body: () => Promise<void>): Promise<number> {
+  const err = opts.err ?? process.stderr;
   try {
-    const config = loadConfig(opts.configFile);
-    store = openStore(config.storage.path, { clock });
-    fn(new SilenceRepo(store.db, clock), clock);
+    await body();
     return 0;
   } catch (e) {
     if (e instanceof ConfigError || e instanceof LookoutError) {
@@ -57,8 +76,6 @@ async function withRepo(opts: CommandIO & { configFile: string }, fn: (repo: Sil
     }
     err.write(`lookout silence: ${(e as Error).message}\n`);
     return 2;
-  } finally {
-    store?.close();
   }
 }
 
@@ -73,13 +90,24 @@ function defaultAuthor(): string {
 /** `silence add`: stores a silence from `--match` matchers and `--for`, prints its id; exit 1 on bad input. */
 export function silenceAddCommand(opts: SilenceAddOptions): Promise<number> {
   const out = opts.out ?? process.stdout;
-  return withRepo(opts, (repo, clock) => {
+  const clock = opts.clock ?? systemClock;
+  const input = () => {
     const ms = parseDuration(opts.for);
     if (ms === undefined || ms <= 0) throw new LookoutError('E_BAD_REQUEST', `invalid --for '${opts.for}': write it like 30m, 2h or 1d`);
     if (opts.match.length === 0) throw new LookoutError('E_BAD_REQUEST', 'give at least one --match label=value');
-    const matchers = opts.match.map(parseMatcher);
     const now = clock.now();
-    const s = repo.add({ matchers, startsAt: now, endsAt: now + ms, author: opts.author ?? defaultAuthor(), comment: opts.comment });
+    return { matchers: opts.match.map(parseMatcher), startsAt: now, endsAt: now + ms, author: opts.author ?? defaultAuthor(), comment: opts.comment };
+  };
+  const target = opts.target;
+  if (target) {
+    return reported(opts, async () => {
+      const { startsAt: _now, endsAt, ...rest } = input();
+      const s = await daemonRequest<{ id: string }>(target, 'POST', '/api/silences', { ...rest, endsAt: new Date(endsAt).toISOString() });
+      out.write(`${s.id}\n`);
+    });
+  }
+  return withRepo(opts, (repo) => {
+    const s = repo.add(input());
     out.write(`${s.id}\n`);
   });
 }
@@ -94,27 +122,48 @@ function describe(s: Silence, now: number): string {
   return `${s.id}  ${s.status.padEnd(7)}  ${s.matchers.map(formatMatcher).join(' ')}  ${when}  by ${s.author}: ${s.comment}`;
 }
 
-/** `silence list`: one line per silence in force (all with `all`), or JSON with `json`. */
+/** A silence as the API sends it (ISO times), back in the repository's shape. */
+function fromJson(j: ReturnType<typeof silenceJson>): Silence {
+  const ms = (v: unknown) => (typeof v === 'string' ? Date.parse(v) : 0);
+  return { ...(j as unknown as Silence), startsAt: ms(j.startsAt), endsAt: ms(j.endsAt), createdAt: ms(j.createdAt), updatedAt: ms(j.updatedAt) };
+}
+
+/** `silence list`: one line per silence in force (all with `all`), or JSON with `json` (the API's shape, ISO times). */
 export function silenceListCommand(opts: SilenceListOptions): Promise<number> {
   const out = opts.out ?? process.stdout;
-  return withRepo(opts, (repo, clock) => {
-    const list = opts.all ? repo.list() : repo.list({ active: true });
+  const clock = opts.clock ?? systemClock;
+  const print = (list: Silence[]) => {
+    const now = clock.now();
     if (opts.json) {
-      out.write(JSON.stringify(list, null, 2) + '\n');
+      out.write(JSON.stringify(list.map((s) => silenceJson(s, now)), null, 2) + '\n');
       return;
     }
     if (list.length === 0) {
       out.write(opts.all ? 'no silences\n' : 'no active silences\n');
       return;
     }
-    const now = clock.now();
     for (const s of list) out.write(describe(s, now) + '\n');
-  });
+  };
+  const target = opts.target;
+  if (target) {
+    return reported(opts, async () => {
+      const list = await daemonRequest<Array<ReturnType<typeof silenceJson>>>(target, 'GET', opts.all ? '/api/silences?all=1' : '/api/silences');
+      print(list.map(fromJson));
+    });
+  }
+  return withRepo(opts, (repo) => print(opts.all ? repo.list() : repo.list({ active: true })), { readonly: true });
 }
 
 /** `silence expire ID`: ends the silence now; exit 1 when there is no such id. */
 export function silenceExpireCommand(opts: SilenceExpireOptions): Promise<number> {
   const out = opts.out ?? process.stdout;
+  const target = opts.target;
+  if (target) {
+    return reported(opts, async () => {
+      await daemonRequest(target, 'DELETE', `/api/silences/${encodeURIComponent(opts.id)}`);
+      out.write(`expired ${opts.id}\n`);
+    });
+  }
   return withRepo(opts, (repo) => {
     const s = repo.expire(opts.id);
     out.write(`expired ${s.id}\n`);
