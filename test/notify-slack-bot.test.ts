@@ -1,0 +1,148 @@
+/**
+ * The Slack bot mode end to end: the real dispatcher, outbox and SQLite file, @slack/web-api pointed at a loopback
+ * Web API (`api_url`) that records every call, a manual clock. One message per incident, edited in place, with a
+ * thread; a restart keeps editing it; 429 + Retry-After honoured; a deleted parent posted again; the token nowhere.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import { createLogger } from '../src/log.js';
+import type { Alert, AlertEvent } from '../src/model.js';
+import { createNotifications, type NotifyConfig } from '../src/notify/index.js';
+import type { Store } from '../src/store/index.js';
+import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
+import { SlackApiRecorder, type SlackApiCall } from './slack-api-recorder.js';
+
+const T0 = 1_700_000_000_000;
+const TOKEN = 'xoxb-1234-5678-lookoutSECRETtoken';
+const stores = tempStores();
+const servers: SlackApiRecorder[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.stop();
+  stores.cleanup();
+});
+
+async function setup() {
+  const clock = new ManualClock(T0);
+  const api = await new SlackApiRecorder(clock, TOKEN).start();
+  servers.push(api);
+  const logs: string[] = [];
+  // No secrets given to the logger: the token must not reach a log line at all, not merely be scrubbed from it.
+  const log = createLogger({ level: 'debug', write: (l) => logs.push(l) });
+  const firing = new Map<string, Alert>();
+  const config: NotifyConfig = {
+    notifiers: { incidents: notifier({ type: 'slack', token: TOKEN, channel: '#risk-alerts', api_url: api.url, rate_limit: 1 }) },
+    routes: [route({ default: true, notify: ['incidents'], group_by: ['rule'], group_wait: '10s', group_interval: '1m', repeat_interval: '4h' })],
+    delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000 },
+    watchdog: { enabled: false, severity: 'info' },
+  };
+  const build = (db: Store['db']) =>
+    createNotifications({ db, config, clock, log, random: () => 0.5, alerts: { firing: () => [...firing.values()], markNotified: () => {} } });
+  const store = stores.open();
+  const s = {
+    clock,
+    api,
+    logs,
+    store,
+    n: build(store.db),
+    apply(events: AlertEvent[]) {
+      s.store.transaction(() => {
+        for (const e of events) {
+          if (e.type === 'firing') firing.set(e.alert.fingerprint, e.alert);
+          if (e.type === 'resolved') firing.delete(e.alert.fingerprint);
+        }
+        s.n.outbox.enqueue(events, clock.now());
+      });
+    },
+    /** Advances the clock in 1 s steps, running the dispatcher at each. */
+    async advance(ms: number) {
+      for (let t = 0; t < ms; t += 1000) {
+        clock.advance(Math.min(1000, ms - t));
+        await s.n.dispatcher.runDue();
+      }
+    },
+    /** A daemon restart: stop, close the database, reopen the same file, build the pipeline again. */
+    async restart() {
+      await s.n.close();
+      s.store.close();
+      s.store = stores.reopen(s.store.path);
+      s.n = build(s.store.db);
+    },
+    threads: () => s.store.db.prepare(`SELECT incident, channel, ts FROM notify_slack_threads`).all() as Array<{ incident: string; channel: string; ts: string }>,
+    messages: () => s.store.db.prepare(`SELECT status, parts_sent, attempts, error FROM notify_messages ORDER BY id`).all() as Array<Record<string, unknown>>,
+  };
+  return s;
+}
+
+const header = (c: SlackApiCall) => c.args.blocks?.[0]?.text?.text ?? '';
+const fire = (e: string, at: number) => event('firing', alert('util', e), at);
+const resolve = (e: string, at: number) => event('resolved', alert('util', e), at);
+
+describe('slack bot mode: one message per incident, edited in place', () => {
+  it('alerts join, one resolves, a restart, the group resolves: one parent, edited each time, the thread in order; 429 waits its Retry-After', async () => {
+    const s = await setup();
+    s.apply([fire('m1', T0)]);
+    await s.advance(10_000);
+    expect(s.api.parents()).toHaveLength(1);
+    const parent = s.api.parents()[0]!;
+    const ts = parent.ts!;
+    expect(parent.args.channel).toBe('#risk-alerts');
+    expect(header(parent)).toContain('FIRING:1 util');
+    expect(s.threads()).toEqual([expect.objectContaining({ channel: s.api.channelId, ts })]);
+
+    // m2 joins; Slack answers the edit with 429 once: the edit goes again when Retry-After says, not at the backoff's 750 ms.
+    s.api.rateLimitOnce('chat.update', '7');
+    s.apply([fire('m2', s.clock.now())]);
+    await s.advance(70_000); // group_interval, then the Retry-After
+    const [limited, edited] = s.api.updates();
+    expect(limited!.status).toBe(429);
+    expect(edited!.at - limited!.at).toBe(7000);
+    expect(header(edited!)).toContain('FIRING:2 util');
+
+    // A restart between two changes of the incident.
+    await s.restart();
+    s.apply([resolve('m1', s.clock.now())]);
+    await s.advance(60_000);
+    expect(header(s.api.updates().at(-1)!)).toMatch(/FIRING:1 util .*1 resolved/);
+
+    s.apply([resolve('m2', s.clock.now())]);
+    await s.advance(2_000); // a whole group resolved goes out at once
+
+    expect(s.api.parents(), 'exactly one parent, none after the restart').toHaveLength(1);
+    const updates = s.api.updates().filter((c) => c.status === 200);
+    expect(updates).toHaveLength(3);
+    for (const u of s.api.updates()) expect([u.args.channel, u.args.ts]).toEqual([s.api.channelId, ts]);
+    const replies = s.api.replies();
+    expect(replies.map((r) => r.args.thread_ts)).toEqual([ts, ts, ts]);
+    expect(replies.map((r) => r.args.text)).toEqual([
+      expect.stringMatching(/^:red_circle: \*1 firing\*: WETH\/USDC on base \(m2\)\nnow 2 firing$/),
+      expect.stringMatching(/^:white_check_mark: \*1 resolved\*: WETH\/USDC on base \(m1\)\nnow 1 firing, 1 resolved$/),
+      expect.stringMatching(/^:white_check_mark: \*1 resolved\*: WETH\/USDC on base \(m2\)\n:white_check_mark: \*RESOLVED\*: all 2 of util resolved$/),
+    ]);
+    // Every call in order: post, then per change an edit followed by its reply.
+    expect(s.api.calls.map((c) => `${c.method}${c.args.thread_ts ? ' (reply)' : ''} ${c.status}`)).toEqual([
+      'chat.postMessage 200',
+      'chat.update 429',
+      'chat.update 200',
+      'chat.postMessage (reply) 200',
+      'chat.update 200',
+      'chat.postMessage (reply) 200',
+      'chat.update 200',
+      'chat.postMessage (reply) 200',
+    ]);
+    const shown = s.api.messages.get(ts)!;
+    expect(shown.blocks[0]!.text!.text).toMatch(/^:white_check_mark: RESOLVED util/);
+    expect(JSON.stringify(shown.blocks)).toMatch(/RESOLVED\* critical · \*util\* · WETH\/USDC on base \(m1\)/);
+    expect(JSON.stringify(shown.blocks)).toMatch(/RESOLVED\* critical · \*util\* · WETH\/USDC on base \(m2\)/);
+    expect(s.threads(), 'the resolved incident is closed').toEqual([]);
+    expect(s.messages().map((m) => m.status)).toEqual(['sent', 'sent', 'sent', 'sent']);
+    expect(s.api.calls.every((c) => c.authorization === `Bearer ${TOKEN}`)).toBe(true);
+
+    // The group fires again: a new incident, a new parent.
+    s.apply([fire('m3', s.clock.now())]);
+    await s.advance(10_000);
+    expect(s.api.parents()).toHaveLength(2);
+    expect(s.threads()).toEqual([expect.objectContaining({ ts: s.api.parents()[1]!.ts })]);
+  });
+});
