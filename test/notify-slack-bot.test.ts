@@ -145,4 +145,56 @@ describe('slack bot mode: one message per incident, edited in place', () => {
     expect(s.api.parents()).toHaveLength(2);
     expect(s.threads()).toEqual([expect.objectContaining({ ts: s.api.parents()[1]!.ts })]);
   });
+
+  it('a parent deleted by a person (message_not_found on the edit): a new parent is posted, its ts stored, and later edits go to it', async () => {
+    const s = await setup();
+    s.apply([fire('m1', T0)]);
+    await s.advance(10_000);
+    const first = s.api.parents()[0]!.ts!;
+    s.api.delete(first);
+
+    s.apply([fire('m2', s.clock.now())]);
+    await s.advance(61_000); // group_interval; the reply waits a second for the rate limit's token (the new parent took one more call)
+    expect(s.api.updates().map((u) => [u.args.ts, u.error])).toEqual([[first, 'message_not_found']]);
+    expect(s.api.parents()).toHaveLength(2);
+    const second = s.api.parents()[1]!;
+    expect(header(second)).toContain('FIRING:2 util');
+    expect(s.threads()).toEqual([expect.objectContaining({ ts: second.ts })]);
+    expect(s.api.replies().map((r) => r.args.thread_ts)).toEqual([second.ts]);
+    expect(s.logs.some((l) => l.includes('"msg":"slack_parent_reposted"') && l.includes('message_not_found'))).toBe(true);
+
+    s.apply([fire('m3', s.clock.now())]);
+    await s.advance(60_000);
+    expect(s.api.parents()).toHaveLength(2);
+    expect(s.api.updates().at(-1)!.args.ts).toBe(second.ts);
+    expect(s.api.updates().at(-1)!.error).toBeUndefined();
+    expect(s.api.replies().map((r) => r.args.thread_ts)).toEqual([second.ts, second.ts]);
+    expect(s.messages().map((m) => m.status)).toEqual(['sent', 'sent', 'sent']);
+  });
+
+  it('the token never reaches the store, the logs or an error: a refused post (channel_not_found) and a 429 recorded, then every byte grepped', async () => {
+    const s = await setup();
+    s.api.failOnce('chat.postMessage', 'channel_not_found');
+    s.apply([fire('m1', T0)]);
+    await s.advance(10_000);
+    expect(s.messages()).toEqual([expect.objectContaining({ status: 'failed', error: 'incidents: slack chat.postMessage answered channel_not_found (not retried)' })]);
+
+    s.api.rateLimitOnce('chat.postMessage', '2');
+    s.apply([fire('m2', s.clock.now())]);
+    await s.advance(62_000); // group_interval, then the Retry-After
+    expect(s.messages()[1]).toEqual(expect.objectContaining({ status: 'sent', attempts: 2, error: null }));
+    expect(s.api.calls.filter((c) => c.status === 429)).toHaveLength(1);
+    expect(s.logs.some((l) => l.includes('"msg":"notify_retry"') && l.includes('HTTP 429'))).toBe(true);
+    expect(s.api.calls.every((c) => c.authorization === `Bearer ${TOKEN}`), 'the token was used').toBe(true);
+
+    await s.n.close();
+    s.store.close();
+    const dir = dirname(s.store.path);
+    const files = readdirSync(dir).map((f) => join(dir, f));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) expect(readFileSync(f).includes(TOKEN), f).toBe(false);
+    expect(s.logs.length).toBeGreaterThan(0);
+    expect(s.logs.filter((l) => l.includes(TOKEN))).toEqual([]);
+    expect(s.api.calls.filter((c) => JSON.stringify(c.args).includes(TOKEN)), 'no call carries the token in its body').toEqual([]);
+  });
 });
