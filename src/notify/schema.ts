@@ -29,8 +29,10 @@ export const notifierSchemas = {
         ctx.addIssue({ code: 'custom', path: ['token'], message: 'a slack notifier takes either webhook_url, or token and channel (bot mode), not both' });
       } else if (v.webhook_url === undefined && !bot) {
         ctx.addIssue({ code: 'custom', path: ['webhook_url'], message: 'a slack notifier needs webhook_url, or token and channel (bot mode)' });
-      } else if (bot && (v.token === undefined || v.channel === undefined)) {
-        ctx.addIssue({ code: 'custom', path: [v.token === undefined ? 'token' : 'channel'], message: 'bot mode needs both token and channel' });
+      } else if (v.channel === undefined && v.token !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['channel'], message: 'bot mode (token) needs a channel to post in' });
+      } else if (v.token === undefined && v.channel !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['token'], message: 'bot mode (channel) needs a token: a bot token with chat:write, from the environment' });
       }
     }),
   email: z.strictObject({
