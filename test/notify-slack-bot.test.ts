@@ -9,7 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { createLogger } from '../src/log.js';
 import type { Alert, AlertEvent } from '../src/model.js';
-import { createNotifications, type NotifyConfig } from '../src/notify/index.js';
+import { createNotifications, renderNotification, type NotifyConfig } from '../src/notify/index.js';
+import { buildMessage, type MessageAlert } from '../src/notify/message.js';
+import { changeNote, incidentMessage } from '../src/notify/notifiers/slack-incident.js';
 import type { Store } from '../src/store/index.js';
 import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
 import { SlackApiRecorder, type SlackApiCall } from './slack-api-recorder.js';
@@ -197,4 +199,31 @@ describe('slack bot mode: one message per incident, edited in place', () => {
     expect(s.logs.filter((l) => l.includes(TOKEN))).toEqual([]);
     expect(s.api.calls.filter((c) => JSON.stringify(c.args).includes(TOKEN)), 'no call carries the token in its body').toEqual([]);
   });
+});
+
+describe('slack bot mode: the thread reply says what changed', () => {
+  const ma = (entity: string, status: MessageAlert['status']): MessageAlert => ({ status, alert: alert('util', entity) });
+  const msg = (alerts: MessageAlert[]) => buildMessage({ dedupKey: 'lk-x', notifier: 'n', groupKey: 'g', incident: 'i', groupLabels: { rule: 'util' }, alerts, createdAt: T0 });
+  it.each([
+    ['a repeat that changed nothing', [ma('m1', 'firing')], [ma('m1', 'firing')], ':repeat: still firing: 1'],
+    ['an alert that starts flapping', [ma('m1', 'firing'), ma('m2', 'firing')], [ma('m1', 'flapping'), ma('m2', 'firing')], ':large_orange_circle: *1 flapping*: WETH/USDC on base (m1)\nnow 2 firing'],
+    ['a flapping alert that settles firing', [ma('m1', 'flapping')], [ma('m1', 'firing')], ':red_circle: *1 settled firing*: WETH/USDC on base (m1)\nnow 1 firing'],
+    ['a resolved alert firing again', [ma('m1', 'resolved'), ma('m2', 'firing')], [ma('m1', 'firing'), ma('m2', 'firing')], ':red_circle: *1 firing*: WETH/USDC on base (m1)\nnow 2 firing'],
+    [
+      'a repeat after one resolved earlier (the parent keeps it)',
+      [ma('m1', 'resolved'), ma('m2', 'firing')],
+      [ma('m2', 'firing')],
+      ':repeat: still firing: 1, 1 resolved',
+    ],
+  ])('%s', (_name, shown, now, note) => {
+    const m = msg(now);
+    expect(changeNote(shown, m, incidentMessage(shown, m))).toBe(note);
+  });
+});
+
+it('lookout render of a bot-mode notifier shows the parent as chat.postMessage gets it, without the token', () => {
+  const out = renderNotification(notifier({ type: 'slack', token: TOKEN, channel: 'C0123456789' }), [alert('util', 'm1')], { now: T0 });
+  const r = JSON.parse(out) as { method: string; channel: string; blocks: Array<{ text?: { text: string } }> };
+  expect([r.method, r.channel, r.blocks[0]!.text!.text]).toEqual(['chat.postMessage', 'C0123456789', ':red_circle: FIRING:1 util [critical]']);
+  expect(out).not.toContain(TOKEN);
 });
