@@ -227,7 +227,7 @@ export function shardFromEnv(env: NodeJS.ProcessEnv, problems: ConfigProblem[]):
 function collectSecrets(cfg: ConfigFile): string[] {
   const out: (string | undefined)[] = [cfg.source.api_key, cfg.server.token];
   for (const n of Object.values(cfg.notifiers)) {
-    if (n.type === 'slack') out.push(n.webhook_url);
+    if (n.type === 'slack') out.push(n.webhook_url, n.token);
     if (n.type === 'email') out.push(n.smtp.pass);
     if (n.type === 'webhook') out.push(n.url, n.bearer_token, n.hmac_secret, ...Object.values(n.headers));
   }

@@ -211,6 +211,7 @@ export function flushGroup(db: Database.Database, groupKey: string, ctx: FlushCo
         dedupKey,
         notifier: g.notifier,
         groupKey,
+        incident: g.epoch,
         groupLabels: JSON.parse(g.group_labels) as Record<string, string>,
         alerts,
         createdAt: ctx.now,

@@ -24,6 +24,7 @@ export type { NotifierModule, NotifierDeps } from './notifier-module.js';
 export { renderNotification, runRenderCommand, type RenderCommandOptions } from './render.js';
 export { notifyMigration } from './migration.js';
 export { partsSentMigration } from './parts-migration.js';
+export { slackThreadsMigration } from './threads-migration.js';
 export { formatIn, formatValue, fieldUnit, valueUnit, unitsOfRules, type ValueUnit } from './format.js';
 
 /** The config sections notifications read (a loaded `Config` fits). */
@@ -74,7 +75,7 @@ export function createNotifications(opts: CreateNotificationsOptions): Notificat
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? silentLogger;
   const registry = new NotifierRegistry();
-  const deps = { clock, log, ...(opts.http ? { dispatcher: opts.http } : {}), ...(opts.stdout ? { stdout: opts.stdout } : {}) };
+  const deps = { clock, log, db: opts.db, ...(opts.http ? { dispatcher: opts.http } : {}), ...(opts.stdout ? { stdout: opts.stdout } : {}) };
   const rateLimits = (c: NotifyConfig) =>
     Object.fromEntries(Object.entries(c.notifiers).flatMap(([n, cfg]) => ('rate_limit' in cfg ? [[n, cfg.rate_limit]] : [])));
   let notifiers = registry.createAll(opts.config.notifiers, deps);

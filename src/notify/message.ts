@@ -20,6 +20,8 @@ export interface NotificationMessage {
   dedupKey: string;
   notifier: string;
   groupKey: string;
+  /** The group's incident: one id from its first alert firing until the whole group has resolved (absent in messages stored before schema 7). */
+  incident?: string;
   groupLabels: Record<string, string>;
   /** `firing` when any alert fires (or flaps), else `resolved`. */
   status: 'firing' | 'resolved';

@@ -1,4 +1,5 @@
 /** The extension seam for notifiers: one module per type exports `{ type, create, render }`; the registry lists them. */
+import type Database from 'better-sqlite3';
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
@@ -11,6 +12,8 @@ export interface NotifierDeps {
   log: Logger;
   /** The undici dispatcher for HTTP notifiers (default: undici's global one). */
   dispatcher?: Dispatcher;
+  /** The store, for notifiers that keep state of their own (the Slack bot mode's parent messages); absent in previews. */
+  db?: Database.Database;
   /** Where the console notifier writes (default: process.stdout). */
   stdout?: { write(text: string): unknown; isTTY?: boolean };
 }

@@ -6,15 +6,35 @@ const url = z.string().url();
 
 /** Schema of each notifier type, by type name. */
 export const notifierSchemas = {
-  slack: z.strictObject({
-    type: z.literal('slack'),
-    webhook_url: url,
-    /** Most alerts listed in one grouped message; the rest are counted. */
-    max_alerts: z.int().min(1).max(45).default(20),
-    /** Messages per second to this webhook (Slack takes about one). */
-    rate_limit: z.number().positive().default(1),
-    timeout: positiveDuration.default(10_000),
-  }),
+  slack: z
+    .strictObject({
+      type: z.literal('slack'),
+      /** Webhook mode (the default): one post per message to an incoming webhook. */
+      webhook_url: url.optional(),
+      /** Bot mode: a bot token (`xoxb-…`, scope chat:write); one message per incident, edited in place, with a thread. */
+      token: z.string().min(1).optional(),
+      /** Bot mode: the channel to post in (an ID such as C0123456789, or #name). */
+      channel: z.string().min(1).optional(),
+      /** Bot mode: the Web API's base URL. */
+      api_url: url.default('https://slack.com/api/'),
+      /** Most alerts listed in one grouped message; the rest are counted. */
+      max_alerts: z.int().min(1).max(45).default(20),
+      /** Messages per second to this webhook (Slack takes about one). */
+      rate_limit: z.number().positive().default(1),
+      timeout: positiveDuration.default(10_000),
+    })
+    .superRefine((v, ctx) => {
+      const bot = v.token !== undefined || v.channel !== undefined;
+      if (v.webhook_url !== undefined && bot) {
+        ctx.addIssue({ code: 'custom', path: ['token'], message: 'a slack notifier takes either webhook_url, or token and channel (bot mode), not both' });
+      } else if (v.webhook_url === undefined && !bot) {
+        ctx.addIssue({ code: 'custom', path: ['webhook_url'], message: 'a slack notifier needs webhook_url, or token and channel (bot mode)' });
+      } else if (v.channel === undefined && v.token !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['channel'], message: 'bot mode (token) needs a channel to post in' });
+      } else if (v.token === undefined && v.channel !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['token'], message: 'bot mode (channel) needs a token: a bot token with chat:write, from the environment' });
+      }
+    }),
   email: z.strictObject({
     type: z.literal('email'),
     smtp: z.strictObject({

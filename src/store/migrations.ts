@@ -13,6 +13,7 @@ import { notifyMigration } from '../notify/migration.js';
 import { revisionsMigration } from './revisions-migration.js';
 import { historyRowidMigration } from './history-rowid-migration.js';
 import { partsSentMigration } from '../notify/parts-migration.js';
+import { slackThreadsMigration } from '../notify/threads-migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -31,6 +32,7 @@ export const migrations: readonly Migration[] = [
   revisionsMigration, // 4: reading_history keeps every revision a poll saw, with seen_at
   historyRowidMigration, // 5: readings (history, latest) as rowid tables (a market row fits on its page)
   partsSentMigration, // 6: notify_messages.parts_sent, so a split Slack message resumes after its accepted parts (src/notify/parts-migration.ts)
+  slackThreadsMigration, // 7: notify_slack_threads, the message a Slack bot-mode notifier edits per incident (src/notify/threads-migration.ts)
 ];
 
 /** One row of `schema_migrations`. */

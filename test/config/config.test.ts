@@ -71,6 +71,12 @@ describe('lookout check: one fixture per config error, exact message and positio
       'duplicate-rule.yaml',
       ["test/config/fixtures/base-rules.yaml:2:5: duplicate rule name 'util-high' (first at test/config/fixtures/duplicate-rule.yaml:10:7)"],
     ],
+    [
+      'a slack notifier in both modes',
+      'slack-both-modes.yaml',
+      ['test/config/fixtures/slack-both-modes.yaml:11:12: token: a slack notifier takes either webhook_url, or token and channel (bot mode), not both'],
+    ],
+    ['a slack bot token without a channel', 'slack-token-no-channel.yaml', ['test/config/fixtures/slack-token-no-channel.yaml:9:5: channel: bot mode (token) needs a channel to post in']],
     ['rule file glob matching nothing', 'no-match.yaml', ["test/config/fixtures/no-match.yaml:8:11: rule file pattern 'nothing-here/*.yaml' matches no file"]],
   ])('%s → exit 1 with file:line:col', (_name, file, expected) => {
     const r = check(join(dir, file));

@@ -1,120 +1,74 @@
-/** The `slack` notifier: Block Kit over an incoming webhook (@slack/webhook), split under Slack's limits. */
+/**
+ * The `slack` notifier. Webhook mode (the default, `webhook_url`): each message is posted as Block Kit over an
+ * incoming webhook (@slack/webhook), split under Slack's limits. Bot mode (`token` + `channel`): one message per
+ * incident, edited in place, with a thread (slack-bot.ts).
+ */
 import { IncomingWebhook, type FetchFunction } from '@slack/webhook';
 import { fetch as undiciFetch } from 'undici';
 import { NotifyError } from '../../errors.js';
-import type { NotifierModule } from '../notifier-module.js';
-import type { MessageAlert, NotificationMessage } from '../message.js';
-import { clip, counts, entityTitle, escapeSlack, evidence, groupText, messageRule, messageSeverity, titleLine } from '../format.js';
+import type { Notifier } from '../message.js';
+import type { NotifierDeps, NotifierModule } from '../notifier-module.js';
+import type { NotifierConfig } from '../schema.js';
 import { httpError, networkError } from './http.js';
+import { slackPayloads } from './slack-blocks.js';
+import { slackBotNotifier, type SlackBotConfig } from './slack-bot.js';
+import { incidentMessage, parentContent } from './slack-incident.js';
 
-/** Slack's limits: blocks per message, characters per section text, per header. */
-export const SLACK_MAX_BLOCKS = 50;
-export const SLACK_MAX_TEXT = 3000;
-const HEADER_MAX = 150;
+export { SLACK_MAX_BLOCKS, SLACK_MAX_TEXT, slackPayloads, type SlackPayload } from './slack-blocks.js';
 
-/** One Slack post. */
-export interface SlackPayload {
-  text: string;
-  blocks: Array<Record<string, unknown>>;
-  unfurl_links: false;
-  unfurl_media: false;
-}
+type SlackConfig = Extract<NotifierConfig, { type: 'slack' }>;
 
-const ICON: Record<string, string> = { critical: ':red_circle:', warning: ':large_orange_circle:', info: ':large_blue_circle:' };
-
-const mrkdwn = (text: string) => ({ type: 'mrkdwn', text: clip(text, SLACK_MAX_TEXT) });
-const section = (text: string) => ({ type: 'section', text: mrkdwn(text) });
-const context = (text: string) => ({ type: 'context', elements: [mrkdwn(text)] });
-
-function alertBlocks(ma: MessageAlert): Array<Record<string, unknown>> {
-  const a = ma.alert;
-  const facts = evidence(ma)
-    .map(([k, v]) => `${k} *${escapeSlack(v)}*`)
-    .join(' · ');
-  const lines = [`*${ma.status.toUpperCase()}* ${escapeSlack(a.severity)} · *${escapeSlack(a.rule)}* · ${escapeSlack(entityTitle(a))}`, facts];
-  if (a.annotations.summary) lines.push(`> ${escapeSlack(a.annotations.summary)}`);
-  if (a.annotations.description) lines.push(escapeSlack(a.annotations.description));
-  const labels = Object.entries(a.labels)
-    .map(([k, v]) => `${escapeSlack(k)}=\`${escapeSlack(v)}\``)
-    .join('  ');
-  return [section(lines.join('\n')), context(labels || 'no labels')];
-}
-
-/** Builds the Slack posts of a message: at most `maxAlerts` alerts listed (the rest counted), split so each post stays under 50 blocks. */
-export function slackPayloads(m: NotificationMessage, maxAlerts: number): SlackPayload[] {
-  const c = counts(m);
-  const severity = messageSeverity(m);
-  const icon = m.status === 'resolved' ? ':white_check_mark:' : (ICON[severity] ?? '');
-  const header = clip(`${icon} ${titleLine(m)}`, HEADER_MAX);
-  const shown = m.alerts.slice(0, maxAlerts);
-  const hidden = m.alerts.length - shown.length;
-  const g = groupText(m);
-  const summary =
-    `*${escapeSlack(messageRule(m))}* · severity *${severity}*` +
-    (g ? ` · group ${escapeSlack(g)}` : '') +
-    ` · ${c.firing} firing${c.flapping ? `, ${c.flapping} flapping` : ''}${c.resolved ? `, ${c.resolved} resolved` : ''}`;
-  const perAlert = shown.map(alertBlocks);
-  const fixed = 4; // header, summary, "more", footer
-  const perPost = Math.max(1, Math.floor((SLACK_MAX_BLOCKS - fixed) / 2));
-  const chunks: Array<Array<Record<string, unknown>>> = [];
-  for (let i = 0; i < perAlert.length || i === 0; i += perPost) chunks.push(perAlert.slice(i, i + perPost).flat());
-  const fallback = escapeSlack(
-    `${titleLine(m)}: ` +
-      shown
-        .slice(0, 5)
-        .map((ma) => `${entityTitle(ma.alert)} ${evidence(ma).slice(0, 2).map(([k, v]) => `${k} ${v}`).join(', ')}`)
-        .join('; ') +
-      (m.alerts.length > 5 ? ` and ${m.alerts.length - 5} more` : ''),
-  );
-  return chunks.map((blocks, i) => {
-    const part = chunks.length > 1 ? ` · part ${i + 1}/${chunks.length}` : '';
-    const all: Array<Record<string, unknown>> = [{ type: 'header', text: { type: 'plain_text', text: header, emoji: true } }, section(summary), ...blocks];
-    if (hidden > 0 && i === chunks.length - 1) all.push(section(`…and *${hidden}* more not shown`));
-    all.push(context(`lookout · dedup key \`${m.dedupKey}\`${part}`));
-    return { text: clip(fallback, SLACK_MAX_TEXT), blocks: all, unfurl_links: false, unfurl_media: false };
-  });
-}
+/** True when the config is in bot mode (the schema allows token and channel only together, and not with webhook_url). */
+const isBot = (cfg: SlackConfig): cfg is SlackBotConfig => cfg.token !== undefined && cfg.channel !== undefined;
 
 /** The slack notifier module. */
 export const slackNotifier = {
   type: 'slack',
   create(name, cfg, deps) {
-    return {
-      name,
-      type: 'slack',
-      async send(message, signal, progress) {
-        const payloads = slackPayloads(message, cfg.max_alerts);
-        // A retry or a restart starts after the parts Slack already accepted: none is posted twice.
-        const from = progress?.partsSent ?? 0;
-        for (let i = from; i < payloads.length; i++) {
-          const payload = payloads[i]!;
-          if (i > from) await progress?.beforePart();
-          let retryAfter: string | null = null;
-          // Our own fetch: honours the dispatcher's abort signal and keeps Retry-After, which the library drops.
-          const fetchFn: FetchFunction = async (url, init) => {
-            const res = await undiciFetch(url, {
-              ...init,
-              signal: AbortSignal.any([signal, AbortSignal.timeout(cfg.timeout)]),
-              ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
-            } as Parameters<typeof undiciFetch>[1]);
-            retryAfter = res.headers.get('retry-after');
-            return res;
-          };
-          const hook = new IncomingWebhook(cfg.webhook_url, { fetch: fetchFn, retryConfig: { retries: 0 } });
-          try {
-            await hook.send({ ...payload, blocks: payload.blocks as never });
-          } catch (err) {
-            throw classifySlackError(name, err, retryAfter);
-          }
-          progress?.partSent(i);
-        }
-      },
-    };
+    return isBot(cfg) ? slackBotNotifier(name, cfg, deps) : webhookMode(name, cfg, deps);
   },
   render(_name, cfg, message) {
-    return JSON.stringify(slackPayloads(message, cfg.max_alerts), null, 2);
+    if (!isBot(cfg)) return JSON.stringify(slackPayloads(message, cfg.max_alerts), null, 2);
+    // A group's first message: the parent as chat.postMessage gets it (later ones edit it and reply in its thread).
+    return JSON.stringify({ method: 'chat.postMessage', channel: cfg.channel, ...parentContent(incidentMessage([], message), cfg.max_alerts) }, null, 2);
   },
 } satisfies NotifierModule<'slack'>;
+
+/** Webhook mode: each message as one or more posts to the incoming webhook. */
+function webhookMode(name: string, cfg: SlackConfig, deps: NotifierDeps): Notifier {
+  const webhookUrl = cfg.webhook_url!;
+  return {
+    name,
+    type: 'slack',
+    async send(message, signal, progress) {
+      const payloads = slackPayloads(message, cfg.max_alerts);
+      // A retry or a restart starts after the parts Slack already accepted: none is posted twice.
+      const from = progress?.partsSent ?? 0;
+      for (let i = from; i < payloads.length; i++) {
+        const payload = payloads[i]!;
+        if (i > from) await progress?.beforePart();
+        let retryAfter: string | null = null;
+        // Our own fetch: honours the dispatcher's abort signal and keeps Retry-After, which the library drops.
+        const fetchFn: FetchFunction = async (url, init) => {
+          const res = await undiciFetch(url, {
+            ...init,
+            signal: AbortSignal.any([signal, AbortSignal.timeout(cfg.timeout)]),
+            ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
+          } as Parameters<typeof undiciFetch>[1]);
+          retryAfter = res.headers.get('retry-after');
+          return res;
+        };
+        const hook = new IncomingWebhook(webhookUrl, { fetch: fetchFn, retryConfig: { retries: 0 } });
+        try {
+          await hook.send({ ...payload, blocks: payload.blocks as never });
+        } catch (err) {
+          throw classifySlackError(name, err, retryAfter);
+        }
+        progress?.partSent(i);
+      }
+    },
+  };
+}
 
 function classifySlackError(name: string, err: unknown, retryAfter: string | null): NotifyError {
   let e = err as { statusCode?: number; originalError?: unknown; cause?: unknown; code?: string };
