@@ -159,9 +159,24 @@ describe('simulator over HTTP (calm, canonical)', () => {
     expect(a.json.details.map((d: any) => d.field)).toContain(field);
   });
 
-  it('serves catalog paths only on the catalog listener', async () => {
-    expect((await call(sim.url + '/api/catalog/networks')).status).toBe(404);
+  it('serves the catalog on {base_url} too (one port for the whole interface), and only catalog paths on the catalog listener', async () => {
+    const onBase = await call(sim.url + '/api/catalog/networks');
+    expect(onBase.status).toBe(200);
+    expect(onBase.json).toEqual((await call(sim.catalogUrl + '/api/catalog/networks')).json);
+    expect(sim.requests.last(2).map((r) => r.listener)).toEqual(['catalog', 'catalog']);
+    // A catalog error keeps the catalog's shape on either port.
+    expect((await call(sim.url + '/api/catalog/historical-benchmarks/base')).json).toEqual((await call(sim.catalogUrl + '/api/catalog/historical-benchmarks/base')).json);
     expect((await call(sim.catalogUrl + '/api/v1/positions')).status).toBe(404);
+  });
+
+  it('opens no second listener with catalogPort null: {catalog_url} is {base_url}', async () => {
+    const one = await startSimulator({ catalogPort: null });
+    try {
+      expect(one.catalogUrl).toBe(one.url);
+      expect((await call(one.url + '/api/catalog/networks')).status).toBe(200);
+    } finally {
+      await one.close();
+    }
   });
 });
 
@@ -237,7 +252,7 @@ describe('scale', () => {
 describe('lookout simulate', () => {
   it('prints one line with both URLs and the key', async () => {
     const lines: string[] = [];
-    const sim = await runSimulateCommand({ scenario: 'demo', seed: 2, write: (l) => lines.push(l) });
+    const sim = (await runSimulateCommand({ scenario: 'demo', seed: 2, write: (l) => lines.push(l) }))!;
     try {
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain(`base_url=${sim.url}`);
