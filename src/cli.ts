@@ -42,7 +42,8 @@ program
   .option('--scenario <name>', 'simulator scenario', 'demo')
   .option('--slack-webhook <url>', 'also send the alerts to this Slack incoming webhook')
   .option('--port <port>', 'metrics/status port (default 9464 or the next free one)')
-  .action((o: { duration?: string; scenario: string; slackWebhook?: string; port?: string }) =>
+  .option('--db <file>', 'keep the database in this file (default: a temp file removed on exit)')
+  .action((o: { duration?: string; scenario: string; slackWebhook?: string; port?: string; db?: string }) =>
     exit(async () => (await import('./commands/demo.js')).runDemoCommand({ ...o, ...io, version: pkg.version })),
   );
 
