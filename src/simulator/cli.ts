@@ -61,7 +61,8 @@ export function simulatorConfigYaml(o: { host: string; port: number; catalogPort
     // The simulator accepts any key when it was started without one; a config needs some.
     apiKey: o.apiKey ?? 'any',
     dbPath: resolve(o.db),
-    listen: '127.0.0.1:9464',
+    // As config.example.yaml has it: LOOKOUT_LISTEN moves it when 9464 is taken.
+    listen: '${LOOKOUT_LISTEN:-127.0.0.1:9464}',
     retention: '30d',
   }).trimStart();
 }
