@@ -52,7 +52,14 @@ export async function fillHistory(o: FillHistoryOptions): Promise<FillHistoryRes
   const sim = await startSimulator({ ...o.simulator, clock, catalogPort: null, sampleIntervalMs: 6 * 3_600_000 });
   // No retries: the simulator is local and answers at once; a failed run is recorded as failed, as live.
   const client = createDataServiceClient({ ...o.config.source, base_url: sim.url, catalog_url: sim.url, retries: 0 }, { log: silentLogger });
-  const store = openStore(o.config.storage.path, { clock, log: silentLogger });
+  let store;
+  try {
+    store = openStore(o.config.storage.path, { clock, log: silentLogger });
+  } catch (err) {
+    await client.close();
+    await sim.close();
+    throw err;
+  }
   const marketInfo = new Map<string, MarketInfo>();
   const stages: PollStages = {
     clock,

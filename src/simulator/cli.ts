@@ -64,7 +64,7 @@ export function simulatorConfigYaml(o: { host: string; port: number; catalogPort
     // As config.example.yaml has it: LOOKOUT_LISTEN moves it when 9464 is taken.
     listen: '${LOOKOUT_LISTEN:-127.0.0.1:9464}',
     retention: '30d',
-  }).trimStart();
+  }).trim();
 }
 
 /**
