@@ -1,11 +1,11 @@
 /**
  * `lookout demo` leaves nothing behind: each run gets its own TMPDIR, which must be empty again once the demo has
- * exited — after a normal run, after a busy --port, and with --db (which keeps the database where asked, and makes
+ * exited — after a normal run, after a busy --port, after Ctrl-C during start-up, and with --db (which keeps the database where asked, and makes
  * no temp folder at all).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, watch } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,6 +68,31 @@ describe('lookout demo cleans up after itself', () => {
     const r = await cli(['demo', '--port', String(await freePort()), '--duration', '3s'], { TMPDIR: tmp }, 30_000);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/database\s+\S+lookout\.db \(removed on exit; --db FILE keeps it\)/);
+    expect(readdirSync(tmp)).toEqual([]);
+  }, 40_000);
+
+  it('removes its temp folder when stopped with Ctrl-C while still starting', async () => {
+    const tmp = fresh('lookout-demo-tmp-');
+    const child = spawn(process.execPath, ['dist/cli.js', 'demo', '--port', String(await freePort()), '--duration', '20s'], {
+      env: { ...process.env, TMPDIR: tmp },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    // One SIGINT the moment the temp folder appears: before the simulator and the daemon are up.
+    const watcher = watch(tmp, () => {
+      watcher.close();
+      child.kill('SIGINT');
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    try {
+      expect(await exited).toBe(0);
+    } finally {
+      clearTimeout(timer);
+      watcher.close();
+    }
+    expect(out).toMatch(/lookout demo: stopped\./);
     expect(readdirSync(tmp)).toEqual([]);
   }, 40_000);
 

@@ -36,24 +36,32 @@ export async function runDemoCommand(o: DemoOptions): Promise<number> {
     return 2;
   }
   const port = o.port ? Number(o.port) : await firstFreePort(9464, 20);
+  // Ctrl-C while the demo is still starting stops it through the finally below too: Node's default would end the
+  // process on the spot and leave the temp folder behind.
+  let askStop = () => {};
+  const stopAsked = new Promise<void>((resolve) => (askStop = resolve));
+  process.once('SIGINT', askStop);
+  process.once('SIGTERM', askStop);
   // Everything the demo opens is closed again whatever happens: the simulator's two listeners, the temp folder.
   const dir = o.db === undefined ? mkdtempSync(join(tmpdir(), 'lookout-demo-')) : undefined;
   const dbPath = dir === undefined ? resolve(o.db as string) : join(dir, 'lookout.db');
   let sim: Awaited<ReturnType<typeof startSimulator>> | undefined;
   try {
     sim = await startSimulator({ scenario: o.scenario ?? 'demo', seed: 1 });
-    return await demo(o, sim, { dbPath, kept: dir === undefined }, port, durationMs);
+    return await demo(o, sim, { dbPath, kept: dir === undefined }, port, durationMs, stopAsked);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     o.err(code === 'EADDRINUSE' ? `lookout demo: port ${port} is in use: --port N picks another` : `lookout demo: ${err instanceof Error ? err.message : String(err)}`);
     return 2;
   } finally {
+    process.off('SIGINT', askStop);
+    process.off('SIGTERM', askStop);
     await sim?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function demo(o: DemoOptions, sim: Awaited<ReturnType<typeof startSimulator>>, db: { dbPath: string; kept: boolean }, port: number, durationMs: number | undefined): Promise<number> {
+async function demo(o: DemoOptions, sim: Awaited<ReturnType<typeof startSimulator>>, db: { dbPath: string; kept: boolean }, port: number, durationMs: number | undefined, stopAsked: Promise<void>): Promise<number> {
   const text = demoConfigYaml({
     baseUrl: sim.url,
     catalogUrl: sim.catalogUrl,
@@ -81,12 +89,10 @@ async function demo(o: DemoOptions, sim: Awaited<ReturnType<typeof startSimulato
 
   await new Promise<void>((resolve) => {
     const timer = durationMs ? setTimeout(resolve, durationMs) : undefined;
-    const stop = () => {
+    void stopAsked.then(() => {
       clearTimeout(timer);
       resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    });
   });
   await daemon.stop();
   o.out('lookout demo: stopped.');
