@@ -50,7 +50,8 @@ program
   .option('--scenario <name>', 'simulator scenario', 'demo')
   .option('--slack-webhook <url>', 'also send the alerts to this Slack incoming webhook')
   .option('--port <port>', 'metrics/status port (default 9464 or the next free one)')
-  .action((o: { duration?: string; scenario: string; slackWebhook?: string; port?: string }) =>
+  .option('--db <file>', 'keep the database in this file (default: a temp file removed on exit)')
+  .action((o: { duration?: string; scenario: string; slackWebhook?: string; port?: string; db?: string }) =>
     exit(async () => (await import('./commands/demo.js')).runDemoCommand({ ...o, ...io, version: pkg.version })),
   );
 
@@ -221,20 +222,28 @@ daemonOptions(
 program
   .command('simulate')
   .description('run the data-service simulator alone, to try configs against')
-  .addOption(new Option('--port <port>', 'port (0 = any free one)').default('8080'))
-  .option('--scenario <name>', 'scenario', 'calm')
+  .addOption(new Option('--port <port>', 'port of the whole interface, catalog included (0 = any free one)').default('8080'))
+  .option('--catalog-port <port>', 'also serve the catalog alone on this port')
+  .option('--scenario <name>', 'scenario (default calm; incidents with --history)')
   .option('--seed <n>', 'seed', '1')
   .option('--markets <n>', 'number of markets')
   .option('--positions <n>', 'number of positions')
   .option('--api-key <key>', 'required x-api-key (default sim-key; "none" accepts any)')
   .option('--host <host>', 'listen address', '127.0.0.1')
   .option('--encoding <name>', 'how values are written: canonical, mixed, strings, units, chaos, or family=choice,… (see docs/simulator.md)', 'mixed')
-  .action((o: { port: string; scenario: string; seed: string; markets?: string; positions?: string; apiKey?: string; host: string; encoding: string }) =>
+  .option('--print-config', 'print a lookout config that polls this simulator (fast polls, demo-timed rules) and exit')
+  .option('--history <duration>', 'first write this much simulated history (e.g. 7d) into --db, for lookout backtest')
+  .option('--db <file>', 'the lookout database --history writes and --print-config names', 'lookout.db')
+  .action((o: { port: string; catalogPort?: string; scenario?: string; seed: string; markets?: string; positions?: string; apiKey?: string; host: string; encoding: string; printConfig?: boolean; history?: string; db: string }) =>
     exit(async () => {
       const { runSimulateCommand } = await import('./simulator/cli.js');
       const sim = await runSimulateCommand({
         port: Number(o.port),
-        scenario: o.scenario,
+        ...(o.catalogPort ? { catalogPort: Number(o.catalogPort) } : {}),
+        ...(o.scenario ? { scenario: o.scenario } : {}),
+        ...(o.printConfig ? { printConfig: true } : {}),
+        ...(o.history ? { history: o.history } : {}),
+        db: o.db,
         seed: Number(o.seed),
         host: o.host,
         encoding: o.encoding,
@@ -242,6 +251,7 @@ program
         ...(o.positions ? { positions: Number(o.positions) } : {}),
         ...(o.apiKey ? { apiKey: o.apiKey === 'none' ? null : o.apiKey } : {}),
       });
+      if (!sim) return 0;
       await new Promise<void>((res) => {
         process.once('SIGINT', res);
         process.once('SIGTERM', res);

@@ -44,7 +44,7 @@ const settle: Record<string, number> = { oracle_freeze: 25 };
 
 describe('scenario registry', () => {
   it('lists every scenario with a description and a timeline', () => {
-    expect(scenarios.map((s) => s.name)).toEqual(['calm', 'utilization_spike', 'apy_jump', 'oracle_stale', 'unverified', 'benchmark_stale', 'price_deviation', 'flaky', 'demo']);
+    expect(scenarios.map((s) => s.name)).toEqual(['calm', 'utilization_spike', 'apy_jump', 'oracle_stale', 'unverified', 'benchmark_stale', 'price_deviation', 'flaky', 'incidents', 'demo']);
     for (const s of scenarios) {
       expect(s.description.length).toBeGreaterThan(10);
       if (s.name !== 'calm') expect(s.timeline.length).toBeGreaterThan(0);

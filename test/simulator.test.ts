@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { startSimulator, type Simulator } from '../src/simulator/index.js';
 import { runSimulateCommand } from '../src/simulator/cli.js';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { demoConfigYaml } from '../src/commands/demo-config.js';
+import { loadConfigText } from '../src/config/load.js';
+import { openStore } from '../src/store/index.js';
 import { call, gql, normalize, walk } from './simulator-helpers.js';
+import { tempDirs } from './store-helpers.js';
+
+const dirs = tempDirs('lookout-sim-cli-');
+afterAll(() => dirs.cleanup());
 
 const T0 = Date.UTC(2026, 2, 10, 12, 0, 0); // a Tuesday noon UTC: today's benchmark day is complete
 
@@ -159,9 +168,24 @@ describe('simulator over HTTP (calm, canonical)', () => {
     expect(a.json.details.map((d: any) => d.field)).toContain(field);
   });
 
-  it('serves catalog paths only on the catalog listener', async () => {
-    expect((await call(sim.url + '/api/catalog/networks')).status).toBe(404);
+  it('serves the catalog on {base_url} too (one port for the whole interface), and only catalog paths on the catalog listener', async () => {
+    const onBase = await call(sim.url + '/api/catalog/networks');
+    expect(onBase.status).toBe(200);
+    expect(onBase.json).toEqual((await call(sim.catalogUrl + '/api/catalog/networks')).json);
+    expect(sim.requests.last(2).map((r) => r.listener)).toEqual(['catalog', 'catalog']);
+    // A catalog error keeps the catalog's shape on either port.
+    expect((await call(sim.url + '/api/catalog/historical-benchmarks/base')).json).toEqual((await call(sim.catalogUrl + '/api/catalog/historical-benchmarks/base')).json);
     expect((await call(sim.catalogUrl + '/api/v1/positions')).status).toBe(404);
+  });
+
+  it('opens no second listener with catalogPort null: {catalog_url} is {base_url}', async () => {
+    const one = await startSimulator({ catalogPort: null });
+    try {
+      expect(one.catalogUrl).toBe(one.url);
+      expect((await call(one.url + '/api/catalog/networks')).status).toBe(200);
+    } finally {
+      await one.close();
+    }
   });
 });
 
@@ -237,7 +261,7 @@ describe('scale', () => {
 describe('lookout simulate', () => {
   it('prints one line with both URLs and the key', async () => {
     const lines: string[] = [];
-    const sim = await runSimulateCommand({ scenario: 'demo', seed: 2, write: (l) => lines.push(l) });
+    const sim = (await runSimulateCommand({ scenario: 'demo', seed: 2, write: (l) => lines.push(l) }))!;
     try {
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain(`base_url=${sim.url}`);
@@ -245,6 +269,69 @@ describe('lookout simulate', () => {
       expect(lines[0]).toContain('api_key=sim-key');
       expect(lines[0]).toContain('scenario=demo');
       expect((await call(sim.url + '/api/v1/positions?limit=1')).status).toBe(200);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('--print-config prints a config that loads and polls this simulator on its one port, and starts nothing', async () => {
+    const lines: string[] = [];
+    const dir = dirs.make();
+    const db = join(dir, 'sim.db');
+    expect(await runSimulateCommand({ port: 18123, printConfig: true, db, write: (l) => lines.push(l) })).toBeUndefined();
+    expect(lines).toHaveLength(1);
+    const config = loadConfigText('printed.yaml', lines[0]!, { env: {} });
+    expect(config.source.base_url).toBe('http://127.0.0.1:18123');
+    expect(config.source.catalog_url).toBe('http://127.0.0.1:18123');
+    expect(config.source.api_key).toBe('sim-key');
+    expect(config.storage.path).toBe(db);
+    expect(config.storage.retention).toBeGreaterThanOrEqual(7 * 86_400_000);
+    expect(config.server.listen).toBe('127.0.0.1:9464');
+    // The demo's rules and polls, not a second set.
+    const demo = loadConfigText('demo.yaml', demoConfigYaml({ baseUrl: 'http://x', catalogUrl: 'http://x', apiKey: 'k', dbPath: db, listen: '127.0.0.1:1' }), { env: {} });
+    expect(config.rules.map((r) => r.rule.name)).toEqual(demo.rules.map((r) => r.rule.name));
+    expect(config.polls.map((p) => p.name)).toEqual(demo.polls.map((p) => p.name));
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it('refuses, before starting anything: --print-config without a fixed port, a bad --history, an existing --db', async () => {
+    const dir = dirs.make();
+    const existing = join(dir, 'old.db');
+    writeFileSync(existing, '');
+    await expect(runSimulateCommand({ port: 0, printConfig: true })).rejects.toThrow(/--print-config needs a fixed --port/);
+    await expect(runSimulateCommand({ port: 0, history: 'a week', db: join(dir, 'x.db') })).rejects.toThrow(/invalid --history 'a week'/);
+    await expect(runSimulateCommand({ port: 0, history: '7d', db: existing })).rejects.toThrow(/old\.db already exists/);
+    expect(readdirSync(dir)).toEqual(['old.db']);
+  });
+
+  it('--history writes runs of every poll at simulated past times into --db, then serves the present of the same world', async () => {
+    const dir = dirs.make();
+    const db = join(dir, 'h.db');
+    const notes: string[] = [];
+    const lines: string[] = [];
+    const now = Date.now();
+    const sim = (await runSimulateCommand({ port: 0, history: '2h', db, now: () => now, write: (l) => lines.push(l), note: (l) => notes.push(l) }))!;
+    try {
+      expect(sim.world.scenario.name).toBe('incidents');
+      expect(sim.world.startedAt).toBe(now - 7_200_000);
+      expect(sim.catalogUrl).toBe(sim.url);
+      expect(notes.at(-1)).toMatch(/history written: 19 poll runs, \d+ readings/);
+      expect(lines).toHaveLength(1);
+      const store = openStore(db, { readonly: true });
+      try {
+        const runs = store.db.prepare('SELECT poll, min(finished_at) AS first, max(finished_at) AS last, count(*) AS n, sum(ok) AS ok FROM poll_runs GROUP BY poll ORDER BY poll').all();
+        // markets every 10 simulated minutes, positions and benchmarks hourly, from the start of the history to now
+        expect(runs).toEqual([
+          { poll: 'benchmarks', first: now - 7_200_000, last: now, n: 3, ok: 3 },
+          { poll: 'markets', first: now - 7_200_000, last: now, n: 13, ok: 13 },
+          { poll: 'positions', first: now - 7_200_000, last: now, n: 3, ok: 3 },
+        ]);
+        // The incidents scenario's first utilization spike (1 h in) is in the stored history.
+        const spiked = store.db.prepare(`SELECT count(*) AS n FROM reading_history WHERE kind = 'market' AND json_extract(fields, '$.utilization') > 0.95`).get() as { n: number };
+        expect(spiked.n).toBeGreaterThan(0);
+      } finally {
+        store.close();
+      }
     } finally {
       await sim.close();
     }

@@ -11,6 +11,8 @@ export interface DemoConfigInput {
   dbPath: string;
   listen: string;
   slackWebhook?: string;
+  /** storage.retention; default 1d (the demo's). A config that is to backtest a simulated week needs more. */
+  retention?: string;
 }
 
 /**
@@ -31,7 +33,7 @@ source:
   max_backoff: 2s
 storage:
   path: ${q(i.dbPath)}
-  retention: 1d
+  retention: ${i.retention ?? '1d'}
 server:
   listen: ${q(i.listen)}
 log:

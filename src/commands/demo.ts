@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseDuration } from '../config/duration.js';
 import { loadConfigText } from '../config/load.js';
 import { createLogger } from '../log.js';
@@ -17,6 +17,8 @@ export interface DemoOptions extends Output {
   scenario?: string;
   slackWebhook?: string;
   port?: string;
+  /** `--db`: keep the database here (it is reused when it exists); default a temp file removed on exit. */
+  db?: string;
   version?: string;
   /** Where alerts print (stdout by default). */
   stdout?: { write(text: string): unknown; isTTY?: boolean };
@@ -34,32 +36,41 @@ export async function runDemoCommand(o: DemoOptions): Promise<number> {
     return 2;
   }
   const port = o.port ? Number(o.port) : await firstFreePort(9464, 20);
+  // Ctrl-C while the demo is still starting stops it through the finally below too: Node's default would end the
+  // process on the spot and leave the temp folder behind.
+  let askStop = () => {};
+  const stopAsked = new Promise<void>((resolve) => (askStop = resolve));
+  process.once('SIGINT', askStop);
+  process.once('SIGTERM', askStop);
   // Everything the demo opens is closed again whatever happens: the simulator's two listeners, the temp folder.
-  const dir = mkdtempSync(join(tmpdir(), 'lookout-demo-'));
+  const dir = o.db === undefined ? mkdtempSync(join(tmpdir(), 'lookout-demo-')) : undefined;
+  const dbPath = dir === undefined ? resolve(o.db as string) : join(dir, 'lookout.db');
   let sim: Awaited<ReturnType<typeof startSimulator>> | undefined;
   try {
     sim = await startSimulator({ scenario: o.scenario ?? 'demo', seed: 1 });
-    return await demo(o, sim, dir, port, durationMs);
+    return await demo(o, sim, { dbPath, kept: dir === undefined }, port, durationMs, stopAsked);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     o.err(code === 'EADDRINUSE' ? `lookout demo: port ${port} is in use: --port N picks another` : `lookout demo: ${err instanceof Error ? err.message : String(err)}`);
     return 2;
   } finally {
+    process.off('SIGINT', askStop);
+    process.off('SIGTERM', askStop);
     await sim?.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function demo(o: DemoOptions, sim: Awaited<ReturnType<typeof startSimulator>>, dir: string, port: number, durationMs: number | undefined): Promise<number> {
+async function demo(o: DemoOptions, sim: Awaited<ReturnType<typeof startSimulator>>, db: { dbPath: string; kept: boolean }, port: number, durationMs: number | undefined, stopAsked: Promise<void>): Promise<number> {
   const text = demoConfigYaml({
     baseUrl: sim.url,
     catalogUrl: sim.catalogUrl,
     apiKey: sim.apiKey ?? 'demo',
-    dbPath: join(dir, 'lookout.db'),
+    dbPath: db.dbPath,
     listen: `127.0.0.1:${port}`,
     ...(o.slackWebhook ? { slackWebhook: o.slackWebhook } : {}),
   });
-  const config = loadConfigText(join(dir, 'demo.yaml'), text, { dir, env: {} });
+  const config = loadConfigText('lookout demo', text, { dir: dirname(db.dbPath), env: {} });
   const log = createLogger({ level: 'warn', secrets: () => config.secrets, base: { service: 'lookout' } });
   const daemon = await startDaemon({ config, log, ...(o.version ? { version: o.version } : {}), ...(o.stdout ? { consoleOut: o.stdout } : {}) });
   const url = daemon.url ?? `http://127.0.0.1:${port}`;
@@ -70,7 +81,7 @@ async function demo(o: DemoOptions, sim: Awaited<ReturnType<typeof startSimulato
       `  metrics      ${url}/metrics`,
       `  alerts API   ${url}/api/alerts`,
       `  simulator    ${sim.url} (catalog ${sim.catalogUrl})`,
-      `  database     ${config.storage.path} (removed on exit)`,
+      `  database     ${config.storage.path} (${db.kept ? 'kept' : 'removed on exit; --db FILE keeps it'})`,
       durationMs ? `  stops by itself after ${o.duration}; Ctrl-C stops it earlier.` : '  Ctrl-C stops it.',
       '',
     ].join('\n'),
@@ -78,12 +89,10 @@ async function demo(o: DemoOptions, sim: Awaited<ReturnType<typeof startSimulato
 
   await new Promise<void>((resolve) => {
     const timer = durationMs ? setTimeout(resolve, durationMs) : undefined;
-    const stop = () => {
+    void stopAsked.then(() => {
       clearTimeout(timer);
       resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    });
   });
   await daemon.stop();
   o.out('lookout demo: stopped.');

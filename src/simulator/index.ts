@@ -1,6 +1,7 @@
 /**
  * The data-service simulator: a real HTTP server on loopback implementing the whole interface
- * (positions-type endpoints and GraphQL on {base_url}, the catalog on a second listener) over
+ * (positions-type endpoints and GraphQL on {base_url}; the catalog on it too, and on a second listener unless
+ * `catalogPort` is null) over
  * seeded, deterministic data, with scenarios that move the world and fault injection.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -35,8 +36,11 @@ export interface SimulatorOptions {
   host?: string;
   /** Port of {base_url}; default 0 (a free port). */
   port?: number;
-  /** Port of {catalog_url}; default 0 (a free port). */
-  catalogPort?: number;
+  /**
+   * Port of the second listener, {catalog_url}; default 0 (a free port). null: no second listener, {catalog_url} is
+   * {base_url} (which answers the catalog paths either way: they never collide with its own).
+   */
+  catalogPort?: number | null;
   /** Default 1. */
   seed?: number;
   /** Default 40. */
@@ -75,7 +79,7 @@ export interface SimulatorOptions {
 export interface Simulator {
   /** {base_url}: positions, assets, holdings, performance, both GraphQL paths, and /_sim control. */
   url: string;
-  /** {catalog_url}: the catalog endpoints, on a second listener. */
+  /** {catalog_url}: the catalog endpoints, on a second listener (or {base_url} when there is none). */
   catalogUrl: string;
   /** The key required in x-api-key, or null when any is accepted. */
   apiKey: string | null;
@@ -89,6 +93,8 @@ export interface Simulator {
 }
 
 const MAX_BODY = 1 << 20;
+/** Every catalog path starts so; no path of {base_url} does. */
+const CATALOG_PREFIX = '/api/catalog/';
 
 function readBody(req: IncomingMessage): Promise<string | null> {
   return new Promise((resolve, reject) => {
@@ -138,10 +144,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     return spec && { id: 0, spec, remaining: 0, fired: 1 };
   };
 
-  const handle = async (listener: 'base' | 'catalog', req: IncomingMessage, res: ServerResponse) => {
+  const handle = async (port: 'base' | 'catalog', req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://sim');
     const method = (req.method ?? 'GET').toUpperCase();
     const path = url.pathname;
+    // {base_url} answers the catalog's paths too, so one port serves the whole interface.
+    const listener = port === 'base' && path.startsWith(CATALOG_PREFIX) ? 'catalog' : port;
     const entry = requests.record({ at: clock.now(), listener, method, path, query: url.search.slice(1), headers: { ...req.headers } });
     const raw = await readBody(req);
     if (raw === null) return send(res, errorResponse(groupOf(listener, path), 413, 'body too large'), entry);
@@ -229,11 +237,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     });
 
   const base = make('base');
-  const catalog = make('catalog');
+  const catalog = opts.catalogPort === null ? undefined : make('catalog');
   const basePort = await listen(base, opts.port ?? 0);
-  let catalogPort: number;
+  let catalogPort = basePort;
   try {
-    catalogPort = await listen(catalog, opts.catalogPort ?? 0);
+    if (catalog) catalogPort = await listen(catalog, opts.catalogPort ?? 0);
   } catch (err) {
     base.close();
     throw err;
@@ -256,7 +264,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       for (const t of timers) clearTimeout(t);
       timers.clear();
       await Promise.all(
-        [base, catalog].map(
+        [base, ...(catalog ? [catalog] : [])].map(
           (s) =>
             new Promise<void>((resolve) => {
               s.close(() => resolve());

@@ -117,6 +117,19 @@ export const scenarioList: readonly Scenario[] = [
     effects: [{ kind: 'flaky', from: 0, to: Infinity, every429: 5, every500: 7, retryAfter: 1 }],
   },
   {
+    name: 'incidents',
+    description: 'Every rule kind fires several times a day, one incident at a time (30 min to 7 h each): a week of it gives a backtest plenty to show.',
+    effects: [
+      { kind: 'utilization_spike', from: HOUR, to: HOUR + 45 * 60, repeatEvery: 6 * HOUR, markets: [0, 1], levels: [0.97, 0.985] },
+      { kind: 'apy_jump', from: 2 * HOUR, to: 2 * HOUR + 30 * 60, repeatEvery: 6 * HOUR, markets: [2], factor: 3.5 },
+      { kind: 'oracle_freeze', from: 3 * HOUR, to: 3 * HOUR + 40 * 60, repeatEvery: 12 * HOUR, markets: [3] },
+      { kind: 'price_deviation', from: 4 * HOUR, to: 4 * HOUR + 30 * 60, repeatEvery: 12 * HOUR, markets: [4], deviation: 0.04 },
+      { kind: 'unverified_positions', from: 5 * HOUR, to: 6 * HOUR + 30 * 60, repeatEvery: 24 * HOUR, count: 3, minUsd: 25_000, maxUsd: 250_000 },
+      { kind: 'benchmark_stale', from: 3 * HOUR, to: 10 * HOUR, repeatEvery: 48 * HOUR, network: 'linea', daysBehind: 3 },
+      { kind: 'benchmark_incomplete', from: 3 * HOUR, to: 10 * HOUR, repeatEvery: 48 * HOUR, network: 'sonic' },
+    ],
+  },
+  {
     name: 'demo',
     description: 'Every rule kind fires within ~20 s of start; all of it resolves by 55 s.',
     effects: [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, loadConfigText } from '../../src/config/load.js';
@@ -155,11 +155,15 @@ describe('config values', () => {
 
   it('a secret in a config value never appears in a problem message', () => {
     const dirTmp = mkdtempSync(join(tmpdir(), 'lookout-cfg-'));
-    const file = join(dirTmp, 'c.yaml');
-    writeFileSync(file, 'source:\n  base_url: http://x.test\n  api_key: ${KEY}\n  retries: oops\npolls:\n  - {name: m, kind: metrics, cron: "* * * * *"}\n');
-    const r = check(file, { KEY: 'super-secret-api-key' });
-    expect(r.code).toBe(1);
-    expect(r.err.join('\n')).not.toContain('super-secret-api-key');
+    try {
+      const file = join(dirTmp, 'c.yaml');
+      writeFileSync(file, 'source:\n  base_url: http://x.test\n  api_key: ${KEY}\n  retries: oops\npolls:\n  - {name: m, kind: metrics, cron: "* * * * *"}\n');
+      const r = check(file, { KEY: 'super-secret-api-key' });
+      expect(r.code).toBe(1);
+      expect(r.err.join('\n')).not.toContain('super-secret-api-key');
+    } finally {
+      rmSync(dirTmp, { recursive: true, force: true });
+    }
   });
 });
 
