@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import type { z } from 'zod';
-import { ConfigError, type ConfigProblem } from '../errors.js';
+import { ConfigError, redact, type ConfigProblem } from '../errors.js';
 import { buildRuleSchema } from '../rules/schema.js';
 import { ruleKinds } from '../rules/registry.js';
 import { configSchema, type ConfigFile } from './schema.js';
@@ -84,7 +84,12 @@ export function loadConfigText(file: string, text: string, opts: LoadOptions & {
 
   problems.push(...crossCheck(yf, refs));
   const envShard = shardFromEnv(env, problems);
-  if (problems.length || yf.problems.length) throw new ConfigError(inFileOrder(withoutEcho([...yf.problems, ...problems], yf.problems)));
+  if (problems.length || yf.problems.length) {
+    // A secret pasted (or interpolated) into a key where it fails validation would be quoted back: not in a message.
+    const secrets = collectSecrets(yf.value);
+    const all = inFileOrder(withoutEcho([...yf.problems, ...problems], yf.problems));
+    throw new ConfigError(all.map((p) => ({ ...p, message: redact(p.message, secrets) })));
+  }
 
   const c = envShard ? { ...cfg!, shard: envShard } : cfg!;
   const storagePath = c.storage.path === ':memory:' || isAbsolute(c.storage.path) ? c.storage.path : resolve(dir, c.storage.path);
@@ -224,12 +229,17 @@ export function shardFromEnv(env: NodeJS.ProcessEnv, problems: ConfigProblem[]):
   return total >= 1 && !Number.isNaN(index) && index < total ? { index, total } : undefined;
 }
 
-function collectSecrets(cfg: ConfigFile): string[] {
-  const out: (string | undefined)[] = [cfg.source.api_key, cfg.server.token];
-  for (const n of Object.values(cfg.notifiers)) {
-    if (n.type === 'slack') out.push(n.webhook_url, n.token);
-    if (n.type === 'email') out.push(n.smtp.pass);
-    if (n.type === 'webhook') out.push(n.url, n.bearer_token, n.hmac_secret, ...Object.values(n.headers));
+/**
+ * The secret values a config holds (API key, server token, notifier URLs, tokens and passwords), read off the
+ * document whether or not it validated: a problem message must not quote one, even where it sits in the wrong key.
+ */
+function collectSecrets(doc: unknown): string[] {
+  const obj = (v: unknown) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+  const d = obj(doc);
+  const out: unknown[] = [obj(d.source).api_key, obj(d.server).token];
+  for (const n of Object.values(obj(d.notifiers))) {
+    const c = obj(n);
+    out.push(c.webhook_url, c.token, c.url, c.bearer_token, c.hmac_secret, obj(c.smtp).pass, ...Object.values(obj(c.headers)));
   }
   return out.filter((s): s is string => typeof s === 'string' && s.length > 0);
 }

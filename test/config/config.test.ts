@@ -157,10 +157,22 @@ describe('config values', () => {
     const dirTmp = mkdtempSync(join(tmpdir(), 'lookout-cfg-'));
     try {
       const file = join(dirTmp, 'c.yaml');
-      writeFileSync(file, 'source:\n  base_url: http://x.test\n  api_key: ${KEY}\n  retries: oops\npolls:\n  - {name: m, kind: metrics, cron: "* * * * *"}\n');
-      const r = check(file, { KEY: 'super-secret-api-key' });
+      // Each secret also sits where it fails validation, so a message that quotes the value it got would show it.
+      writeFileSync(
+        file,
+        [
+          'source:\n  base_url: http://x.test\n  api_key: ${KEY}\n  retries: ${KEY}',
+          'server:\n  token: ${TOKEN}\n  allowed_hosts: ${TOKEN}',
+          'polls:\n  - {name: m, kind: metrics, cron: "* * * * *"}',
+          'notifiers:\n  s:\n    type: slack\n    webhook_url: ${HOOK}\n    rate_limit: ${HOOK}',
+          '  w:\n    type: webhook\n    url: https://example.test/hook\n    headers: {authorization: "Bearer pasted-header-secret"}\n    timeout: Bearer pasted-header-secret',
+        ].join('\n') + '\n',
+      );
+      const r = check(file, { KEY: 'super-secret-api-key', TOKEN: 'server-token-secret', HOOK: 'https://hooks.slack.com/services/T0/B0/hook-secret' });
       expect(r.code).toBe(1);
-      expect(r.err.join('\n')).not.toContain('super-secret-api-key');
+      const text = r.err.join('\n');
+      expect(r.err.filter((l) => /retries|allowed_hosts|rate_limit|timeout/.test(l)), text).toHaveLength(4); // each failing value reported
+      for (const secret of ['super-secret-api-key', 'server-token-secret', 'hook-secret', 'pasted-header-secret']) expect(text).not.toContain(secret);
     } finally {
       rmSync(dirTmp, { recursive: true, force: true });
     }
