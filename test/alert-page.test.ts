@@ -50,6 +50,7 @@ describe('an alert’s page', () => {
         routes: [route({ default: true, notify: ['slack'], group_wait: '0s', group_interval: '1m', repeat_interval: '4h' })],
         delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000 },
         watchdog: { enabled: false, severity: 'info' },
+        server: { external_url: 'https://lookout.example.com/' },
       },
       clock,
       random: () => 0.5,
@@ -116,6 +117,12 @@ describe('an alert’s page', () => {
     expect(html).not.toContain('chart-mark-firing'); // sent at minute 43, before the hour shown
     expect((await daemon.get(`/alerts/${fingerprint}?range=2y`)).status).toBe(400);
     expect((await daemon.get('/alerts/0000000000000000')).status).toBe(404);
+  });
+
+  it('every message links each alert to its page under server.external_url, and that path is the page', async () => {
+    const link = `https://lookout.example.com/alerts/${fingerprint}`;
+    for (const p of slack.delivered()) expect(p.raw).toContain(`<${link}|chart and history>`);
+    expect((await daemon.get(new URL(link).pathname)).status).toBe(200);
   });
 
   it('the status page links each active alert to its page', () => {

@@ -9,6 +9,8 @@ import { inhibitSchema, notifierSchema, routeSchema } from '../notify/schema.js'
 const allowedHost = z
   .string()
   .regex(/^(\*|\.?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?)$/, 'an allowed host is a name (lookout), a domain with a leading dot (.example.com: it and its subdomains), or * (any)');
+/** An http(s) URL people open in a browser. */
+const externalUrl = z.string().regex(/^https?:\/\/[^\s]+$/, 'external_url must be an http(s) URL, e.g. https://lookout.example.com');
 const listen = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]*):\d{1,5}$/, 'listen must be host:port, e.g. 127.0.0.1:9464');
 
 /** The `source:` section: where the data service is and how to talk to it. */
@@ -41,6 +43,8 @@ export const configSchema = z.strictObject({
       enabled: z.boolean().default(true),
       /** More names the Host header may carry (a scrape through a service name); IPs and localhost always pass. */
       allowed_hosts: z.array(allowedHost).default([]),
+      /** Where people reach this listener (e.g. https://lookout.example.com): messages link each alert to its page there. */
+      external_url: externalUrl.optional(),
     })
     .default({ listen: '127.0.0.1:9464', enabled: true, allowed_hosts: [] }),
   log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') }).default({ level: 'info' }),

@@ -53,6 +53,8 @@ export interface DispatcherConfig {
   watchdog?: WatchdogConfig | undefined;
   /** The unit of an alert's values when its kind alone does not say (see {@link unitsOfRules}); default: the kind's. */
   unitOf?: ((alert: Alert) => ValueUnit | undefined) | undefined;
+  /** The link to an alert's page (from `server.external_url`), frozen into each message. */
+  linkOf?: ((alert: Alert) => string | undefined) | undefined;
 }
 
 /** Options of {@link Dispatcher}. */
@@ -245,6 +247,7 @@ export class Dispatcher {
           isInhibited: (a) => inhibitor.isInhibited(a),
           onMuted: (n, why) => this.result(n, why),
           unitOf: this.cfg.unitOf,
+          linkOf: this.cfg.linkOf,
         });
       }
     }

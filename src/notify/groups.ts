@@ -133,6 +133,8 @@ export interface FlushContext {
   onMuted(notifier: string, why: 'silenced' | 'inhibited'): void;
   /** The unit of an alert's values when its kind alone does not say (a `threshold` rule's field); frozen into the message. */
   unitOf?: ((alert: Alert) => ValueUnit | undefined) | undefined;
+  /** The link to an alert's page, frozen into the message (from `server.external_url`). */
+  linkOf?: ((alert: Alert) => string | undefined) | undefined;
 }
 
 /** The groups due for a flush at `now`. */
@@ -205,7 +207,8 @@ export function flushGroup(db: Database.Database, groupKey: string, ctx: FlushCo
       const dedupKey = `lk-${digest([g.epoch, seq], 24)}`;
       const alerts: MessageAlert[] = included.map((j) => {
         const unit = ctx.unitOf?.(j.alert);
-        return unit ? { status: j.row.state, alert: j.alert, unit } : { status: j.row.state, alert: j.alert };
+        const url = ctx.linkOf?.(j.alert);
+        return { status: j.row.state, alert: j.alert, ...(unit ? { unit } : {}), ...(url ? { url } : {}) };
       });
       const message = buildMessage({
         dedupKey,

@@ -34,6 +34,8 @@ export interface NotifyConfig {
   inhibit?: InhibitConfig[] | undefined;
   delivery: DeliveryPolicy;
   watchdog: WatchdogConfig;
+  /** `server.external_url`: messages link each alert to its page there. */
+  server?: { external_url?: string | undefined } | undefined;
   /** The loaded rules, read for the unit of a `threshold` rule's values (its `field`); absent: plain numbers. */
   rules?: ReadonlyArray<{ rule: { name: string; kind: string; field?: unknown } }>;
 }
@@ -91,6 +93,7 @@ export function createNotifications(opts: CreateNotificationsOptions): Notificat
     inhibit: opts.config.inhibit,
     watchdog: opts.config.watchdog,
     unitOf: unitsOfRules((opts.config.rules ?? []).map((r) => r.rule)),
+    linkOf: alertLinks(opts.config.server?.external_url),
     clock,
     log,
     ...(opts.alerts ? { alerts: opts.alerts } : {}),
@@ -114,7 +117,7 @@ export function createNotifications(opts: CreateNotificationsOptions): Notificat
       const old = notifiers;
       notifiers = registry.createAll(config.notifiers, deps);
       outbox.setRouting(new Routing({ routes: config.routes, notifiers: config.notifiers, ruleNotify: ruleNotify ?? opts.ruleNotify }));
-      dispatcher.configure({ notifiers, rateLimits: rateLimits(config), delivery: config.delivery, inhibit: config.inhibit, watchdog: config.watchdog, unitOf: unitsOfRules((config.rules ?? []).map((r) => r.rule)) });
+      dispatcher.configure({ notifiers, rateLimits: rateLimits(config), delivery: config.delivery, inhibit: config.inhibit, watchdog: config.watchdog, unitOf: unitsOfRules((config.rules ?? []).map((r) => r.rule)), linkOf: alertLinks(config.server?.external_url) });
       void closeAll(old.values());
     },
     async close(deadlineMs = 5000) {
@@ -122,4 +125,11 @@ export function createNotifications(opts: CreateNotificationsOptions): Notificat
       await closeAll(notifiers.values());
     },
   };
+}
+
+/** Links each alert to its page under `externalUrl` (`…/alerts/{fingerprint}`); undefined without one. */
+export function alertLinks(externalUrl: string | undefined): ((alert: { fingerprint: string }) => string) | undefined {
+  if (!externalUrl) return undefined;
+  const base = externalUrl.replace(/\/+$/, '');
+  return (alert) => `${base}/alerts/${encodeURIComponent(alert.fingerprint)}`;
 }

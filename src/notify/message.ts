@@ -12,6 +12,8 @@ export interface MessageAlert {
   alert: Alert;
   /** The unit of the alert's values when its kind alone does not say (a `threshold` rule's field); else the kind's. */
   unit?: ValueUnit;
+  /** The alert's page (`server.external_url` + `/alerts/{fingerprint}`), when an external URL is configured. */
+  url?: string;
 }
 
 /** A notification: a group's batch for one notifier. Persisted before it is sent; resent with the same `dedupKey`. */

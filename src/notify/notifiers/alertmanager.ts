@@ -28,7 +28,7 @@ export function alertmanagerAlerts(m: NotificationMessage, resendInterval: numbe
       annotations,
       startsAt: new Date(a.firing_since ?? a.pending_since ?? m.createdAt).toISOString(),
       endsAt: new Date(endsAt).toISOString(),
-      ...(externalUrl ? { generatorURL: externalUrl } : {}),
+      ...(ma.url || externalUrl ? { generatorURL: ma.url ?? externalUrl } : {}),
     };
   });
 }

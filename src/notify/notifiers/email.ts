@@ -23,6 +23,7 @@ export function emailText(m: NotificationMessage): string {
     if (a.annotations.summary) lines.push(`  summary: ${a.annotations.summary}`);
     if (a.annotations.description) lines.push(`  description: ${a.annotations.description}`);
     lines.push(`  labels: ${Object.entries(a.labels).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+    if (ma.url) lines.push(`  chart and history: ${ma.url}`);
     lines.push('');
   }
   lines.push(`sent by lookout at ${formatTime(m.createdAt)} · dedup key ${m.dedupKey}`);
@@ -48,7 +49,9 @@ export function emailHtml(m: NotificationMessage): string {
       return (
         `<div style="border-left:4px solid ${ma.status === 'resolved' ? '#2e7d32' : colour};padding:4px 12px;margin:12px 0">` +
         `<h3 style="margin:0">${escapeHtml(ma.status.toUpperCase())} ${escapeHtml(a.severity)} · ${escapeHtml(a.rule)} · ${escapeHtml(entityTitle(a))}</h3>` +
-        `<table>${facts}</table>${ann}<p style="font-size:12px;color:#666">${labels}</p></div>`
+        `<table>${facts}</table>${ann}<p style="font-size:12px;color:#666">${labels}</p>` +
+        (ma.url ? `<p style="margin:4px 0"><a href="${escapeHtml(ma.url)}">chart and history</a></p>` : '') +
+        `</div>`
       );
     })
     .join('\n');

@@ -36,7 +36,7 @@ export function webhookPayload(receiver: string, m: NotificationMessage, externa
         annotations: a.annotations,
         startsAt: iso(a.firing_since ?? a.pending_since),
         endsAt: status === 'resolved' ? iso(a.resolved_at) : '0001-01-01T00:00:00Z',
-        generatorURL: externalUrl,
+        generatorURL: ma.url ?? externalUrl,
         fingerprint: a.fingerprint,
         lookout: {
           flapping: status === 'flapping',
