@@ -87,6 +87,9 @@ describe.skipIf(chromiumBin.skip)(`status page in headless Chromium (${chromiumB
       await expect(firing.count()).resolves.toBe(1);
       expect(await firing.innerText()).toContain('firing');
       expect(await firing.innerText()).toContain(`collateral_asset=${EVIL}`);
+      // Each alert's rule links to its page, by fingerprint.
+      expect(await firing.locator('a').getAttribute('href')).toBe(`/alerts/${daemon.alerts[0]!.fingerprint}`);
+      expect(await page.evaluate('document.querySelectorAll("td.rule a[href^=\'/alerts/\']").length')).toBe(3);
       // Strings, so they run in the page without DOM typings in this Node project.
       expect(await page.evaluate('document.querySelectorAll("script").length')).toBe(0);
       expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
