@@ -1,4 +1,4 @@
-/** Structured JSON logs: one object per line on stderr (or any sink), with secrets scrubbed. */
+/** Structured logs: one JSON object per line on stderr (or any sink), or a short text line for a terminal; secrets scrubbed. */
 import { redact } from './errors.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -21,6 +21,29 @@ export interface LoggerOptions {
   /** Values that must never be printed (API key, SMTP password, webhook URLs, tokens). */
   secrets?: () => readonly (string | undefined)[];
   base?: Record<string, unknown>;
+  /** `json` (default): one JSON object per line, for collectors; `text`: `12:03:07 WARN poll poll=markets …`, for a terminal. */
+  format?: LogFormat;
+}
+
+/** How log lines are written. */
+export type LogFormat = 'json' | 'text';
+
+/** `log.format: auto` is text when the log goes to a terminal, else JSON. */
+export function resolveLogFormat(format: LogFormat | 'auto' | undefined, isTTY: boolean | undefined): LogFormat {
+  return format === 'text' || format === 'json' ? format : isTTY ? 'text' : 'json';
+}
+
+/** A record as one human line: time, level, event, then key=value (quoted when it needs it). */
+function textLine(rec: Record<string, unknown>): string {
+  const { time, level, msg, service: _service, ...rest } = rec;
+  const value = (v: unknown) => {
+    const s = typeof v === 'string' ? v : JSON.stringify(v);
+    return /^[^\s"=]*$/.test(s ?? '') ? s : JSON.stringify(s);
+  };
+  const pairs = Object.entries(rest)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${value(v)}`);
+  return [String(time).slice(11, 19), String(level).toUpperCase().padEnd(5), String(msg), ...pairs].join(' ');
 }
 
 function errorFields(err: unknown): unknown {
@@ -41,7 +64,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       if (order[level] < min) return;
       const rec: Record<string, unknown> = { time: new Date().toISOString(), level, msg, ...base };
       for (const [k, v] of Object.entries(fields ?? {})) rec[k] = k === 'err' || v instanceof Error ? errorFields(v) : v;
-      write(redact(JSON.stringify(rec), secrets()));
+      write(redact(opts.format === 'text' ? textLine(rec) : JSON.stringify(rec), secrets()));
     };
     return {
       debug: (m, f) => emit('debug', m, f),

@@ -183,6 +183,9 @@ describe('grouping', () => {
     expect(s.slack.posts).toHaveLength(2);
     expect(s.slack.posts[1]!.raw).toContain('98.5%');
     expect(s.slack.posts[1]!.key).not.toBe(s.slack.posts[0]!.key);
+    // The first message announced it; the second says it again, and the message says so (the console marks it).
+    const said = [...s.n.dispatcher.deliveries.list()].sort((a, b) => a.id - b.id).map((d) => d.message.alerts.map((a) => a.repeat ?? false));
+    expect(said).toEqual([[false], [true]]);
   });
 
   it('routes first match wins, and a rule’s notify list replaces its route’s notifiers', async () => {

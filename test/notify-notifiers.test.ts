@@ -186,6 +186,19 @@ describe('console and registry', () => {
     return n.send(m, signal()).then(() => expect(out.join('')).not.toContain('\x1b['));
   });
 
+  it('a console line names the market collateral/loan with a short id, marks a repeat, and words a resolve by its peak, not the firing summary', () => {
+    const id = 'morpho-base-0x69de2c6f3a0ab1e2b5c0d2d4e3b1f0a9c8d7c92d';
+    const base = alert('jump', id, { kind: 'apy_jump', value: 0.0912, threshold: 0.02, previous_value: 0.031, peak: 0.0912, annotations: { summary: 'borrow APY up 0 bps' } }, { loan_asset_symbol: 'USDC', collateral_asset_symbol: 'WETH' });
+    const [firing, repeat] = consoleLines(message([{ status: 'firing', alert: base }, { status: 'firing', alert: base, repeat: true }]), false);
+    expect(firing).toContain('FIRING critical jump WETH/USDC on base (morpho…c92d): value=9.12% threshold=2% previous=3.1% — borrow APY up 0 bps [lk-test-key-1]');
+    expect(firing).not.toContain(id);
+    expect(repeat).toContain('FIRING (repeat) critical jump');
+    const resolved = consoleLines(message([{ status: 'resolved', alert: { ...base, state: 'resolved', resolved_at: T0 } }]), false)[0]!;
+    expect(resolved).toContain('RESOLVED critical jump WETH/USDC on base (morpho…c92d): value=9.12% threshold=2% previous=3.1% peak=9.12%');
+    expect(resolved).not.toContain('up 0 bps');
+    for (const line of [firing!, repeat!, resolved]) expect(line.length, line).toBeLessThan(200);
+  });
+
   it('refuses a notifier type registered twice', () => {
     expect(() => new NotifierRegistry([...notifierModules, notifierModules[0]] as never)).toThrow(/registered twice/);
   });

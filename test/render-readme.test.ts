@@ -29,7 +29,7 @@ describe('README: Previewing a message', () => {
     // It fires on the fixture (no "would not fire" note), with the starter rule's own summary.
     expect(r.stdout).not.toMatch(/^note:/m);
     expect(r.stdout).toMatch(/^\S+ \S+ UTC FIRING warning market-borrow-apy-jump /m);
-    expect(r.stdout).toContain('USDC/WETH on base: borrow APY 3.1% → 9.12% within 1h');
+    expect(r.stdout).toContain('WETH/USDC on base: borrow APY 3.1% → 9.12% within 1h');
     // Every line the README shows is printed; `…` stands for text left out.
     const shown = shownOutput('Previewing a message');
     expect(shown.length).toBeGreaterThan(2);

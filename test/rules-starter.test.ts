@@ -66,27 +66,27 @@ describe('starter rules on realistic readings', () => {
     {
       rule: 'market-utilization-critical',
       reading: pair('USDC', 'WETH', { utilization: 0.9612 }),
-      summary: 'USDC/WETH on base: utilization 96.12%, withdrawals at risk',
+      summary: 'WETH/USDC on base: utilization 96.12%, withdrawals at risk',
       description:
         'Market morpho…5678 has stayed above 95% utilization for 10m (96.12% now): of $10,000,000 supplied, $9,612,000 is borrowed. At 100% suppliers cannot withdraw until borrowers repay. Borrow APY 5%.',
     },
     {
       rule: 'market-borrow-apy-jump',
       reading: pair('USDC', 'WETH', { borrow_apy: 0.065 }),
-      summary: 'USDC/WETH on base: borrow APY 4% → 6.5% within 1h',
+      summary: 'WETH/USDC on base: borrow APY 4% → 6.5% within 1h',
       description: 'Borrow APY of market morpho…5678 rose 250 bps (63%) in 1h, from 4% to 6.5%. Utilization is 50%.',
     },
     {
       rule: 'oracle-lag-volatile-1h',
       reading: pair('USDC', 'WETH'),
-      summary: 'USDC/WETH on base: oracle not updated for 2h',
+      summary: 'WETH/USDC on base: oracle not updated for 2h',
       description:
         'The oracle 0x1234…abcd of market morpho…5678 last updated at 2025-01-15 10:00 UTC, 2h ago; its 1h heartbeat allows 1h 11m. Liquidations and borrows are priced with a stale value.',
     },
     {
       rule: 'oracle-price-deviation-volatile',
       reading: pair('USDC', 'WETH', { oracle_price_scaled: 3075 }),
-      summary: 'USDC/WETH on base: oracle price off by 2.5%',
+      summary: 'WETH/USDC on base: oracle price off by 2.5%',
       description:
         'Market morpho…5678: the oracle prices WETH at 3075 USDC, the service at 3000 (2.5% apart, limit 2%). A wrong oracle price means wrong liquidations or bad debt.',
     },

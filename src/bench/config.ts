@@ -12,7 +12,7 @@ export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
  */
 const SEVEN_RULES = `
     - { name: utilization-warning, kind: utilization_above, severity: warning, threshold: 0.92, clear_below: 0.90, for: 10m,
-        annotations: { summary: "{{market.loan_asset_symbol}}/{{market.collateral_asset_symbol}}: utilization {{utilization | pct}}" } }
+        annotations: { summary: "{{market.collateral_asset_symbol}}/{{market.loan_asset_symbol}}: utilization {{utilization | pct}}" } }
     - { name: utilization-critical, kind: utilization_above, severity: critical, threshold: 0.95, clear_below: 0.93, for: 10m,
         annotations: { summary: "{{market_id | short}} at {{utilization | pct}}" } }
     - { name: borrow-apy-jump, kind: apy_jump, severity: warning, field: borrow_apy, window: 1h, min_change: 0.02, min_change_rel: 0.5, require: all, direction: up,

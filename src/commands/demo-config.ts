@@ -54,7 +54,7 @@ rules:
       clear_below: 0.92
       for: 4s
       annotations:
-        summary: "{{market.loan_asset_symbol}}/{{market.collateral_asset_symbol}} on {{labels.chain}} at {{utilization | pct}} utilization (threshold {{threshold | pct}})"
+        summary: "{{market.collateral_asset_symbol}}/{{market.loan_asset_symbol}} on {{labels.chain}} at {{utilization | pct}} utilization (threshold {{threshold | pct}})"
     - name: utilization-extreme
       kind: threshold
       severity: critical
@@ -72,7 +72,7 @@ rules:
       min_change_rel: 0.5
       require: all
       annotations:
-        summary: "borrow APY of {{market.loan_asset_symbol}}/{{market.collateral_asset_symbol}} up {{change | bps}} to {{value | pct}}"
+        summary: "borrow APY of {{market.collateral_asset_symbol}}/{{market.loan_asset_symbol}} up {{change | bps}} to {{value | pct}}"
     - name: oracle-lag
       kind: oracle_lag
       severity: critical

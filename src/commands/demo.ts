@@ -71,7 +71,8 @@ async function demo(o: DemoOptions, sim: Awaited<ReturnType<typeof startSimulato
     ...(o.slackWebhook ? { slackWebhook: o.slackWebhook } : {}),
   });
   const config = loadConfigText('lookout demo', text, { dir: dirname(db.dbPath), env: {} });
-  const log = createLogger({ level: 'warn', secrets: () => config.secrets, base: { service: 'lookout' } });
+  // Text, never JSON, among the demo's human lines.
+  const log = createLogger({ level: 'warn', format: 'text', secrets: () => config.secrets, base: { service: 'lookout' } });
   const daemon = await startDaemon({ config, log, ...(o.version ? { version: o.version } : {}), ...(o.stdout ? { consoleOut: o.stdout } : {}) });
   const url = daemon.url ?? `http://127.0.0.1:${port}`;
   o.out(

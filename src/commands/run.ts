@@ -3,7 +3,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError, formatProblem } from '../errors.js';
 import { loadConfig, type Config } from '../config/load.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger, resolveLogFormat, type Logger } from '../log.js';
 import { startDaemon, type Daemon } from '../daemon.js';
 import { loadConfigOrReport, problemCount, type Output } from './check.js';
 
@@ -12,7 +12,7 @@ export async function runDaemonCommand(file: string, io: Output & { version?: st
   const config = loadConfigOrReport(file, io, (n) => `lookout: invalid config, not starting (${problemCount(n)})`);
   if (!config) return 1;
   let current = config;
-  const log = createLogger({ level: config.log.level, secrets: () => current.secrets, base: { service: 'lookout' } });
+  const log = createLogger({ level: config.log.level, format: resolveLogFormat(config.log.format, process.stderr.isTTY), secrets: () => current.secrets, base: { service: 'lookout' } });
   // Signals are handled from here on, also while the daemon starts: a SIGHUP must not kill it (the default action),
   // a SIGTERM during start-up stops it cleanly once started.
   const stopRequested = new Promise<string>((resolve) => {

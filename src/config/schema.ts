@@ -47,7 +47,13 @@ export const configSchema = z.strictObject({
       external_url: externalUrl.optional(),
     })
     .default({ listen: '127.0.0.1:9464', enabled: true, allowed_hosts: [] }),
-  log: z.strictObject({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') }).default({ level: 'info' }),
+  log: z
+    .strictObject({
+      level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+      /** json: one object per line (collectors); text: a short line for a terminal; auto: text when stderr is a terminal. */
+      format: z.enum(['auto', 'text', 'json']).default('auto'),
+    })
+    .default({ level: 'info', format: 'auto' }),
   polls: z.array(pollSchema).min(1),
   rules: z
     .strictObject({ files: z.array(z.string()).default([]), inline: z.array(z.unknown()).default([]) })

@@ -208,7 +208,8 @@ export function flushGroup(db: Database.Database, groupKey: string, ctx: FlushCo
       const alerts: MessageAlert[] = included.map((j) => {
         const unit = ctx.unitOf?.(j.alert);
         const url = ctx.linkOf?.(j.alert);
-        return { status: j.row.state, alert: j.alert, ...(unit ? { unit } : {}), ...(url ? { url } : {}) };
+        const repeat = j.row.sent_state === j.row.state;
+        return { status: j.row.state, alert: j.alert, ...(unit ? { unit } : {}), ...(url ? { url } : {}), ...(repeat ? { repeat } : {}) };
       });
       const message = buildMessage({
         dedupKey,

@@ -14,6 +14,8 @@ export interface MessageAlert {
   unit?: ValueUnit;
   /** The alert's page (`server.external_url` + `/alerts/{fingerprint}`), when an external URL is configured. */
   url?: string;
+  /** Already announced in this state: the group is sent again (a repeat, or another alert of it changed). */
+  repeat?: boolean;
 }
 
 /** A notification: a group's batch for one notifier. Persisted before it is sent; resent with the same `dedupKey`. */
