@@ -106,7 +106,7 @@ function ruleSection(name: string, variants: readonly Variant[], report: Backtes
           const judged = valueSeries(kind, r, readings, history);
           if (i === 0) series = judged.points;
           if (judged.threshold !== null && !lines.some((l) => l.value === judged.threshold)) {
-            lines.push({ value: judged.threshold, label: i === 0 ? 'threshold' : `what-if (${v.name})`, kind: i === 0 ? 'threshold' : 'whatif' });
+            lines.push(i === 0 ? { value: judged.threshold, label: 'threshold', kind: 'threshold' } : { value: judged.threshold, label: `what-if (${v.name})`, kind: 'whatif', align: 'left' });
           }
         });
       }
@@ -117,7 +117,7 @@ function ruleSection(name: string, variants: readonly Variant[], report: Backtes
       series,
       lines,
       bands,
-      lanes: variants.map((v) => v.name),
+      lanes: variants.map((_, i) => (i === 0 ? 'configured' : 'what-if')),
       format: (x) => formatIn(unit, x),
       title: `${name} on ${entity}`,
       height: 200,

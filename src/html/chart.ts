@@ -18,6 +18,8 @@ export interface HLine {
   label: string;
   /** CSS class suffix: `threshold`, `clear`, `whatif` … */
   kind: string;
+  /** Where its label sits (default right), so two lines close together keep both labels readable. */
+  align?: 'left' | 'right';
 }
 
 /** A shaded time span (pending or firing), optionally in a lane of its own (for variants side by side). */
@@ -176,7 +178,7 @@ export function renderChart(spec: ChartSpec): string {
   for (const l of spec.lines ?? []) {
     parts.push(
       `<g class="chart-hline chart-hline-${escapeHtml(l.kind)}"><line x1="${PAD.left}" x2="${n(PAD.left + plotW)}" y1="${n(y(l.value))}" y2="${n(y(l.value))}"/>` +
-        `<text x="${n(PAD.left + plotW - 4)}" y="${n(y(l.value) - 4)}" text-anchor="end">${escapeHtml(`${l.label} ${spec.format(l.value)}`)}</text><title>${escapeHtml(`${l.label} ${spec.format(l.value)}`)}</title></g>`,
+        `<text x="${n(l.align === 'left' ? PAD.left + 4 : PAD.left + plotW - 4)}" y="${n(y(l.value) - 4)}" text-anchor="${l.align === 'left' ? 'start' : 'end'}">${escapeHtml(`${l.label} ${spec.format(l.value)}`)}</text><title>${escapeHtml(`${l.label} ${spec.format(l.value)}`)}</title></g>`,
     );
   }
   for (const m of spec.marks ?? []) {
