@@ -67,6 +67,14 @@ export class BenchContext {
     this.emitNote(text);
   }
 
+  /** Figures besides the rows (bytes per row, RSS, event-loop blocks), by key, for the targets' verdicts. */
+  readonly figures = new Map<string, number>();
+
+  /** Records a figure for the targets table. */
+  figure(key: string, value: number): void {
+    this.figures.set(key, value);
+  }
+
   /** The simulator (10,000 markets, 50,000 positions) in a child process, started on first use. */
   simulator(): Promise<ChildSimulator> {
     this.sim ??= startChildSimulator({ markets: MARKETS, positions: POSITIONS });

@@ -28,6 +28,10 @@ async function e2e(ctx: BenchContext): Promise<void> {
   const s = summarize(r.markets.subject);
   ctx.row({ name: 'e2e.markets', n: `${MARKETS.toLocaleString('en-US')} markets, 13 rules`, subject: s, baseline: summarize(r.markets.baseline), baselineName: 'undici POST + JSON.parse' });
   ctx.row({ name: 'e2e.positions', n: `${r.positions.rows.toLocaleString('en-US')} positions`, subject: summarize(r.positions.subject) });
+  ctx.figure('loop_block_markets_ms', r.loopMaxMs.markets);
+  ctx.figure('loop_block_positions_ms', r.loopMaxMs.positions);
+  ctx.figure('rss_mb', r.rssMb);
+  ctx.figure('e2e_polls', r.history.polls);
   const evalMs = median(r.lines.map((l) => l.eval_ms));
   const runMs = median(r.lines.map((l) => l.duration_ms));
   const mb = (b: number) => `${(b / 1e6).toFixed(0)} MB`;

@@ -16,6 +16,7 @@ import { metricsBenches } from './metrics.js';
 import { e2eBenches } from './e2e.js';
 import { formatRow, header, type Row } from './stats.js';
 import { parseArgs, select } from './args.js';
+import { formatTargets, judgeTargets } from './targets.js';
 
 /** Every benchmark, in the order they run. */
 export const benches: Bench[] = [...clientBenches, ...storeBenches, ...ruleBenches, ...metricsBenches, ...e2eBenches];
@@ -34,7 +35,15 @@ async function main(): Promise<void> {
   write(`lookout bench — node ${process.version}, ${cpus().length} × ${cpu}, ${args.quick ? 'quick' : 'full'} run, ${new Date().toISOString()}`);
   write('');
   write(header());
-  const ctx = new BenchContext({ quick: args.quick, emit: (r: Row) => write(formatRow(r)), note: (t) => notes.push(t) });
+  const rows: Row[] = [];
+  const ctx = new BenchContext({
+    quick: args.quick,
+    emit: (r: Row) => {
+      rows.push(r);
+      write(formatRow(r));
+    },
+    note: (t) => notes.push(t),
+  });
   const started = performance.now();
   try {
     for (const b of chosen) {
@@ -52,6 +61,10 @@ async function main(): Promise<void> {
   }
   write('');
   for (const n of notes) write(n);
+  write('');
+  write('Targets (issue B1–B12; a quick run has fewer repetitions, its verdicts are indicative):');
+  for (const line of formatTargets(judgeTargets(rows, ctx.figures))) write(line);
+  write('');
   write(`time: ${took.join(', ')}; total ${((performance.now() - started) / 1000).toFixed(0)} s (setup included)`);
 }
 

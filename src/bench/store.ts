@@ -138,6 +138,9 @@ async function replay(ctx: BenchContext): Promise<void> {
     // What grows with every poll: the history table and its indexes (latest_readings stays one row per entity).
     const growing = byTable.filter((t) => t.name.startsWith('reading_history')).reduce((sum, t) => sum + t.bytes, 0) || bytes;
     const perRow = growing / history;
+    ctx.figure('bytes_per_history_row', perRow);
+    ctx.figure('gb_30d', (30 * perDay * perRow) / 1e9);
+    ctx.figure('replay_rows', rows);
     const tables = byTable
       .slice(0, 4)
       .map((t) => `${t.name} ${mb(t.bytes)}`)

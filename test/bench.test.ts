@@ -1,0 +1,26 @@
+/**
+ * `npm run bench -- --quick` as CI runs it, so the benchmarks never rot: every benchmark runs to its row, none
+ * fails, and the targets table judges B1–B12. No timing is asserted (the figures are for docs/performance.md).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { expect, it } from 'vitest';
+
+it('npm run bench -- --quick runs every benchmark and prints the targets table', async () => {
+  expect(existsSync('dist/bench/index.js'), 'run `npm run build` first (npm test does)').toBe(true);
+  const child = spawn(process.execPath, ['dist/bench/index.js', '--quick'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 280_000);
+  const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+  clearTimeout(timer);
+  expect(code, `${out}\n${err}`).toBe(0);
+  expect(out).not.toMatch(/FAILED/);
+  for (const name of ['client.metrics', 'client.positions', 'store.save', 'store.replay', 'rules.seven', 'rules.seven.incident', 'metrics.http', 'e2e.markets', 'e2e.positions']) {
+    expect(out, name).toMatch(new RegExp(`^\\| ${name.replace('.', '\\.')}\\s`, 'm'));
+  }
+  const targets = [...out.matchAll(/^\| (B\d+s?) \|.*\| (met|missed|not measured) \|$/gm)].map((m) => m[1]);
+  expect(targets).toEqual(['B1', 'B2', 'B3', 'B4', 'B5', 'B6', 'B6s', 'B7', 'B8', 'B9', 'B10', 'B11', 'B12']);
+}, 300_000);
