@@ -86,7 +86,7 @@ program
 program
   .command('backtest')
   .description('replay stored readings through the rules and show what would have fired')
-  .requiredOption('-c, --config <file>', 'config file')
+  .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
   .requiredOption('--from <time>', 'start: ISO time, or a duration ago like 7d')
   .option('--to <time>', 'end: ISO time, or a duration ago (default now)')
   .option('--rule <name>', 'only this rule')
@@ -113,7 +113,7 @@ program
 program
   .command('render')
   .description('print the message each notifier would send for a reading, without sending')
-  .requiredOption('-c, --config <file>', 'config file', 'config.yaml')
+  .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
   .requiredOption('--rule <name>', 'rule name')
   .requiredOption('--fixture <file>', 'a reading as YAML or JSON')
   .action((o: { config: string; rule: string; fixture: string }) =>
