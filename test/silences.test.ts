@@ -143,6 +143,14 @@ describe('CLI functions', () => {
     expect(existsSync(join(configFile, '..', 'l.db'))).toBe(false);
   });
 
+  it('expire on a config whose DB does not exist refuses (exit 2) and creates no DB', async () => {
+    const configFile = config();
+    const err = sink();
+    expect(await silenceExpireCommand({ configFile, id: 'no-such-id', out: sink(), err })).toBe(2);
+    expect(err.text()).toMatch(/^lookout silence: cannot open database .*l\.db: the file does not exist/);
+    expect(existsSync(join(configFile, '..', 'l.db'))).toBe(false);
+  });
+
   it('the built CLI: silence add, then list --json and --all --json after expire, as child processes', async () => {
     const configFile = config();
     const cli = (...args: string[]) =>
@@ -171,8 +179,10 @@ describe('CLI functions', () => {
   });
 
   it('expire of an unknown id exits 1', async () => {
+    const configFile = config();
+    expect(await silenceAddCommand({ configFile, match: ['rule=x'], for: '1h', comment: 'c', out: sink() })).toBe(0); // a DB with another silence
     const err = sink();
-    expect(await silenceExpireCommand({ configFile: config(), id: 'nope', out: sink(), err })).toBe(1);
+    expect(await silenceExpireCommand({ configFile, id: 'nope', out: sink(), err })).toBe(1);
     expect(err.text()).toContain('no silence with id nope');
   });
 });

@@ -2,6 +2,7 @@
  * `lookout silence add|list|expire`: functions the CLI wires into commander; each returns the exit code. They work on
  * the DB file the config names, or on a running daemon through its API (`target`, from `--url` or `LOOKOUT_URL`).
  */
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { systemClock, type Clock } from '../clock.js';
 import { loadConfig } from '../config/load.js';
@@ -48,13 +49,17 @@ export interface SilenceExpireOptions extends CommandIO {
   id: string;
 }
 
-async function withRepo(opts: CommandIO & { configFile: string }, fn: (repo: SilenceRepo, clock: Clock) => void, mode: { readonly?: boolean } = {}): Promise<number> {
+async function withRepo(opts: CommandIO & { configFile: string }, fn: (repo: SilenceRepo, clock: Clock) => void, mode: { readonly?: boolean; mustExist?: boolean } = {}): Promise<number> {
   const clock = opts.clock ?? systemClock;
   let store: Store | undefined;
   return reported(opts, async () => {
     try {
       const config = loadConfig(opts.configFile);
       // Reading never creates a DB: a missing file is an error, as for `lookout alerts`.
+      // Nor does expiring: with no DB there is no silence to end, and an empty file would only hide the mistake.
+      if (mode.mustExist && config.storage.path !== ':memory:' && !existsSync(config.storage.path)) {
+        throw new LookoutError('E_STORE_OPEN', `cannot open database ${config.storage.path}: the file does not exist (run lookout first, or check storage.path)`);
+      }
       store = openStore(config.storage.path, { clock, readonly: mode.readonly ?? false });
       fn(new SilenceRepo(store.db, clock), clock);
     } finally {
@@ -164,8 +169,12 @@ export function silenceExpireCommand(opts: SilenceExpireOptions): Promise<number
       out.write(`expired ${opts.id}\n`);
     });
   }
-  return withRepo(opts, (repo) => {
-    const s = repo.expire(opts.id);
-    out.write(`expired ${s.id}\n`);
-  });
+  return withRepo(
+    opts,
+    (repo) => {
+      const s = repo.expire(opts.id);
+      out.write(`expired ${s.id}\n`);
+    },
+    { mustExist: true },
+  );
 }
