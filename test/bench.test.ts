@@ -18,7 +18,7 @@ it('npm run bench -- --quick runs every benchmark and prints the targets table',
   clearTimeout(timer);
   expect(code, `${out}\n${err}`).toBe(0);
   expect(out).not.toMatch(/FAILED/);
-  for (const name of ['client.metrics', 'client.positions', 'store.save', 'store.replay', 'rules.seven', 'rules.seven.incident', 'metrics.http', 'e2e.markets', 'e2e.positions']) {
+  for (const name of ['client.metrics', 'client.positions', 'store.save', 'store.replay', 'rules.seven', 'rules.seven.incident', 'metrics.http', 'e2e.markets', 'e2e.positions', 'e2e.small']) {
     expect(out, name).toMatch(new RegExp(`^\\| ${name.replace('.', '\\.')}\\s`, 'm'));
   }
   const targets = [...out.matchAll(/^\| (B\d+s?) \|.*\| (met|missed|not measured) \|$/gm)].map((m) => m[1]);

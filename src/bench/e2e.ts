@@ -9,6 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { MARKETS, POLL_INTERVAL_MS, type Bench, type BenchContext } from './context.js';
 import type { E2eInput, E2eResult } from './e2e-child.js';
 import { summarize } from './stats.js';
+import { startChildSimulator } from './sim.js';
+
+/** The small watch of target B6s: what the daemon costs for 200 markets (Prometheus + Alertmanager: ~85 MB together). */
+const SMALL_MARKETS = 200;
 
 async function runChild(input: E2eInput): Promise<E2eResult> {
   const entry = fileURLToPath(new URL('./e2e-child.js', import.meta.url));
@@ -49,7 +53,26 @@ async function e2e(ctx: BenchContext): Promise<void> {
   );
 }
 
+/** B6s: the same daemon and rules watching 200 markets and 1,000 positions, for its RSS. */
+async function small(ctx: BenchContext): Promise<void> {
+  const sim = await startChildSimulator({ markets: SMALL_MARKETS, positions: 1_000 });
+  try {
+    const r = await runChild({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'small.db'), reps: ctx.heavyReps, markets: SMALL_MARKETS });
+    // No ratio: the bench's markets poll reads the whole time series up to its limit (10,000 rows, 50 per market),
+    // the bare request the newest 200; this run is here for the RSS.
+    ctx.row({ name: 'e2e.small', n: `${SMALL_MARKETS} markets, 13 rules`, subject: summarize(r.markets.subject) });
+    ctx.figure('rss_small_mb', r.rssMb);
+    ctx.note(
+      `e2e.small: daemon process RSS ${r.rssMb.toFixed(0)} MB (heap used ${r.heapUsedMb.toFixed(0)} MB) watching ${SMALL_MARKETS} markets and ${r.positions.rows} positions; ` +
+        `a markets poll ${median(r.lines.map((l) => l.duration_ms)).toFixed(0)} ms by the poll runner's log, of which rule evaluation ${median(r.lines.map((l) => l.eval_ms)).toFixed(0)} ms.`,
+    );
+  } finally {
+    await sim.stop();
+  }
+}
+
 /** The end-to-end benchmark. */
 export const e2eBenches: Bench[] = [
   { name: 'e2e', about: 'startDaemon against the simulator; pollNow(markets) of 10,000 markets and pollNow(positions) of 50,000, with the starter rules; RSS', run: e2e },
+  { name: 'e2e.small', about: 'the same daemon watching 200 markets and 1,000 positions: its RSS (target B6s)', run: small },
 ];

@@ -82,7 +82,15 @@ const TARGETS: readonly Target[] = [
       return rss === undefined ? missing('e2e did not run') : { measured: `${fmt(rss)} MB after ${fmt(f.get('e2e_polls') ?? 0)} markets polls`, status: 'not measured', note: 'a 500-cycle run is not in the bench yet; the figure is after the e2e polls' };
     },
   },
-  { id: 'B6s', what: 'daemon RSS watching 200 markets', target: '≤ 80 MB', judge: () => missing('no 200-market run in the bench yet') },
+  {
+    id: 'B6s',
+    what: 'daemon RSS watching 200 markets',
+    target: '≤ 80 MB',
+    judge: (_rows, f) => {
+      const rss = f.get('rss_small_mb');
+      return rss === undefined ? missing('e2e.small did not run') : { measured: `${fmt(rss)} MB`, status: verdict(rss <= 80), note: 'after the timed polls, 1,000 positions' };
+    },
+  },
   { id: 'B7', what: 'storm: 10,000 markets cross a threshold in one poll', target: 'one message per group, none lost', judge: () => missing('no storm benchmark yet') },
   { id: 'B8', what: 'alert latency vs Prometheus → Alertmanager', target: '≤ 0.5×', judge: () => missing('measured by an outside harness, not by npm run bench') },
   {
