@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { builtinDescription } from '../src/alerts/builtin.js';
 import { AlertEngine } from '../src/alerts/engine.js';
 import { fingerprint } from '../src/alerts/lifecycle.js';
 import { ManualClock } from '../src/clock.js';
@@ -327,6 +328,28 @@ describe('AlertEngine source_down', () => {
     const back = drive(store, engine, metrics([], T0 + 4 * MIN));
     expect(back.events.map((e) => e.alert)).toMatchObject([{ state: 'resolved', annotations: { summary: 'poll markets is answering again' } }]);
     store.close();
+  });
+});
+
+describe('built-in alert descriptions', () => {
+  it('source_down says the poll succeeded when it answers again, and "unknown" for a failure that named no error', () => {
+    const o = outcome('markets', 'metrics', [], T0);
+    expect(builtinDescription.sourceDown(o, 'warning', { status: 'ok', value: 0, threshold: 3 }).annotations).toEqual({
+      summary: 'poll markets is answering again',
+      description: 'poll markets succeeded',
+    });
+    const bare = { ...outcome('markets', 'metrics', [], T0), ok: false };
+    expect(builtinDescription.sourceDown(bare, 'warning', { status: 'breach', value: 3, threshold: 3 }).annotations.description).toBe('last error: unknown');
+  });
+
+  it('the watchdog carries its labels and says what its silence means', () => {
+    expect(builtinDescription.watchdog('info')).toEqual({
+      labels: { rule: 'watchdog', alertname: 'watchdog', severity: 'info' },
+      annotations: {
+        summary: 'lookout is running and its alerts reach you',
+        description: 'This alert always fires. If it stops arriving, lookout or its notification path is broken.',
+      },
+    });
   });
 });
 
