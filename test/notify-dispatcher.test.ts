@@ -163,6 +163,22 @@ describe('grouping', () => {
     expect(resolved.raw).toContain('peak');
   });
 
+  it('lists firing alerts before resolved ones, each by entity, whatever order they came in', async () => {
+    const s = await setup();
+    const [b, a, c] = [alert('util', 'mb'), alert('util', 'ma'), alert('util', 'mc')];
+    s.apply([event('firing', b, T0), event('firing', a, T0), event('firing', c, T0)]);
+    await s.advance(10_000);
+    const order = (raw: string) => {
+      for (const m of ['(ma)', '(mb)', '(mc)']) expect(raw).toContain(m);
+      return ['(ma)', '(mb)', '(mc)'].sort((x, y) => raw.indexOf(x) - raw.indexOf(y));
+    };
+    expect(order(s.slack.posts[0]!.raw)).toEqual(['(ma)', '(mb)', '(mc)']);
+    s.apply([event('resolved', a, s.clock.now())]);
+    await s.advance(61_000);
+    expect(s.slack.posts).toHaveLength(2);
+    expect(order(s.slack.posts[1]!.raw)).toEqual(['(mb)', '(mc)', '(ma)']);
+  });
+
   it('with send_resolved: false sends no resolved message', async () => {
     const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_wait: '0s', send_resolved: false })] });
     const a1 = alert('util', 'm1');
