@@ -75,7 +75,14 @@ describe('matchers', () => {
     [{ name: 'rule', op: '~', value: 'x' }, "invalid matcher operator '~'"],
     [{ name: 'rule', op: '!~', value: '(' }, "invalid regular expression '('"],
   ] as const)('validateMatcher refuses %j', (m, message) => {
-    expect(() => validateMatcher(m as never)).toThrow(message);
+    let err: unknown;
+    try {
+      validateMatcher(m as never);
+    } catch (e) {
+      err = e;
+    }
+    expect((err as Error).message).toContain(message);
+    expect((err as LookoutError).code).toBe('E_BAD_REQUEST');
   });
 
   it('a regex-looking value of an = or != matcher is plain text, not compiled', () => {
