@@ -148,8 +148,9 @@ describe('lifecycle', () => {
     expect(first).toEqual(copy);
   });
 
-  it('a new alert has no change history: flap_threshold 1 lets its first firing through', () => {
+  it('a new alert has no change history: flap_threshold 1 lets its first firing through, a failed first poll stores none', () => {
     expect(run([[0, breach()]], { flap_threshold: 1 }).log).toBe('firing@0');
+    expect(step(undefined, { signal: failed, now: 0, settings: base, identity: id }).next.alert.changes).toEqual([]);
   });
 
   it('non-finite values are stored as null; a verdict that names its previous value sets previous_value', () => {
