@@ -69,6 +69,10 @@ describe('apy_jump', () => {
     ]);
   });
 
+  it('defaults: borrow_apy, direction up, require any', () => {
+    expect(rule({ kind: 'apy_jump', window: '1h', min_change: 0.02 })).toMatchObject({ field: 'borrow_apy', direction: 'up', require: 'any' });
+  });
+
   it('every direction and require value may be written out', () => {
     for (const direction of ['up', 'down', 'both']) for (const require of ['any', 'all']) expect(rule({ ...base, direction, require })).toMatchObject({ direction, require });
   });
