@@ -165,7 +165,8 @@ describe('grouping', () => {
 
   it('lists firing alerts before resolved ones, each by entity, whatever order they came in', async () => {
     const s = await setup();
-    const [b, a, c] = [alert('util', 'mb'), alert('util', 'ma'), alert('util', 'mc')];
+    // Fingerprints in the reverse of entity order, so the store's own order cannot pass for the sort.
+    const [b, a, c] = [alert('util', 'mb', { fingerprint: 'fp-2' }), alert('util', 'ma', { fingerprint: 'fp-3' }), alert('util', 'mc', { fingerprint: 'fp-1' })];
     s.apply([event('firing', b, T0), event('firing', a, T0), event('firing', c, T0)]);
     await s.advance(10_000);
     const order = (raw: string) => {
