@@ -180,6 +180,19 @@ describe('grouping', () => {
     expect(order(s.slack.posts[1]!.raw)).toEqual(['(mb)', '(mc)', '(ma)']);
   });
 
+  it('the next due time is the group_wait of a new group; once its resolve is delivered nothing is due', async () => {
+    const s = await setup();
+    const a1 = alert('util', 'm1');
+    s.apply([event('firing', a1, T0)]);
+    await s.n.dispatcher.runDue(); // folds the outbox into its group
+    expect(s.n.dispatcher.nextDueAt()).toBe(T0 + 10_000);
+    await s.advance(10_000);
+    s.apply([event('resolved', a1, s.clock.now())]);
+    await s.advance(2000);
+    expect(s.slack.posts.map((p) => p.body.text.split(' ')[0])).toEqual(['FIRING:1', 'RESOLVED']);
+    expect(s.n.dispatcher.nextDueAt()).toBeUndefined();
+  });
+
   it('with send_resolved: false sends no resolved message', async () => {
     const s = await setup({ routes: [route({ default: true, notify: ['slack'], group_wait: '0s', send_resolved: false })] });
     const a1 = alert('util', 'm1');
