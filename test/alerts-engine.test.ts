@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { builtinDescription } from '../src/alerts/builtin.js';
 import { AlertEngine } from '../src/alerts/engine.js';
 import { fingerprint } from '../src/alerts/lifecycle.js';
 import { ManualClock } from '../src/clock.js';
@@ -327,6 +328,54 @@ describe('AlertEngine source_down', () => {
     const back = drive(store, engine, metrics([], T0 + 4 * MIN));
     expect(back.events.map((e) => e.alert)).toMatchObject([{ state: 'resolved', annotations: { summary: 'poll markets is answering again' } }]);
     store.close();
+  });
+});
+
+describe('AlertEngine.nextDeadline', () => {
+  it('is the earliest pending `for` among the live alerts, whatever order they are stored in', () => {
+    for (const fors of [['5m', '10m', '15m'], ['15m', '10m', '5m']]) {
+      const store = tempStore(dirs);
+      const engine = engineFor(store, ['a', 'b', 'c'].map((name, i) => util({ name, for: fors[i] })));
+      drive(store, engine, metrics([market('m1', T0, { utilization: 0.99 })], T0));
+      expect(engine.nextDeadline()).toBe(T0 + 5 * MIN);
+      store.transaction(() => engine.tick(T0 + 5 * MIN));
+      expect(engine.nextDeadline()).toBe(T0 + 10 * MIN);
+      store.close();
+    }
+  });
+
+  it('has nothing due for a firing alert that still breaches, nor for a pending one its poll stopped returning', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [util(), util({ name: 'slow', for: '10m' })]);
+    drive(store, engine, metrics([market('m1', T0, { utilization: 0.99 })], T0));
+    expect(engine.repo.get(fingerprint('util-high', 'm1'))!.state).toBe('firing');
+    expect(engine.repo.get(fingerprint('slow', 'm1'))!.state).toBe('pending');
+    drive(store, engine, metrics([market('m2', T0 + MIN, { utilization: 0.5 })], T0 + MIN)); // m1 absent once
+    expect(engine.repo.get(fingerprint('slow', 'm1'))!).toMatchObject({ state: 'pending', absent_polls: 1 });
+    expect(engine.nextDeadline()).toBeUndefined();
+    store.close();
+  });
+});
+
+describe('built-in alert descriptions', () => {
+  it('source_down says the poll succeeded when it answers again, and "unknown" for a failure that named no error', () => {
+    const o = outcome('markets', 'metrics', [], T0);
+    expect(builtinDescription.sourceDown(o, 'warning', { status: 'ok', value: 0, threshold: 3 }).annotations).toEqual({
+      summary: 'poll markets is answering again',
+      description: 'poll markets succeeded',
+    });
+    const bare = { ...outcome('markets', 'metrics', [], T0), ok: false };
+    expect(builtinDescription.sourceDown(bare, 'warning', { status: 'breach', value: 3, threshold: 3 }).annotations.description).toBe('last error: unknown');
+  });
+
+  it('the watchdog carries its labels and says what its silence means', () => {
+    expect(builtinDescription.watchdog('info')).toEqual({
+      labels: { rule: 'watchdog', alertname: 'watchdog', severity: 'info' },
+      annotations: {
+        summary: 'lookout is running and its alerts reach you',
+        description: 'This alert always fires. If it stops arriving, lookout or its notification path is broken.',
+      },
+    });
   });
 });
 

@@ -148,6 +148,47 @@ describe('lifecycle', () => {
     expect(first).toEqual(copy);
   });
 
+  it('a new alert has no change history: flap_threshold 1 lets its first firing through, a failed first poll stores none', () => {
+    expect(run([[0, breach()]], { flap_threshold: 1 }).log).toBe('firing@0');
+    expect(step(undefined, { signal: failed, now: 0, settings: base, identity: id }).next.alert.changes).toEqual([]);
+  });
+
+  it('non-finite values are stored as null; a verdict that names its previous value sets previous_value', () => {
+    const inf = run([[0, { type: 'verdict', verdict: { status: 'breach', value: Infinity, threshold: NaN } }]]);
+    expect(inf.alert).toMatchObject({ value: null, threshold: null, peak: null });
+    const prev = run([[0, { type: 'verdict', verdict: { status: 'breach', value: 0.09, threshold: 0.02, previous: 0.04 } }]]);
+    expect(prev.alert.previous_value).toBe(0.04);
+  });
+
+  it.each<[string, Array<number | null>, number | null, number | null]>([
+    ['rising above the threshold: the max', [0.7, 0.9, 0.8], 0.5, 0.9],
+    ['falling below it: the min', [0.3, 0.1, 0.2], 0.5, 0.1],
+    ['a value that is not finite leaves the peak', [0.3, 0.1, null], 0.5, 0.1],
+    ['a first value that is not finite: the next one is the peak', [null, 0.2], 0.5, 0.2],
+    ['from below to above: the max', [0.3, 0.7], 0.5, 0.7],
+    ['from above to below: the max', [0.7, 0.3], 0.5, 0.7],
+    ['below, then exactly at the threshold: the max', [0.3, 0.5], 0.5, 0.5],
+    ['at the threshold, then below: the max', [0.5, 0.3], 0.5, 0.5],
+    ['no threshold, negative values: the max', [-0.3, -0.1, -0.2], null, -0.1],
+  ])('peak: %s', (_name, values, threshold, peak) => {
+    const script: Script = values.map((v, i) => [i, { type: 'verdict', verdict: { status: 'breach', value: v ?? NaN, threshold } }]);
+    expect(run(script).alert.peak).toBe(peak);
+  });
+
+  it('changes older than flap_window (or exactly that old) do not count towards flapping', () => {
+    const settings = { flap_threshold: 2, flap_window: 10 * M };
+    expect(run([[0, breach()], [5, ok()], [10, breach()]], settings).log).toBe('firing@0 resolved@5 firing@10');
+    expect(run([[0, breach()], [5, ok()], [9, breach()]], settings).log).toBe('firing@0 resolved@5 flapping@9');
+  });
+
+  it('retire and settling leave an empty change history; a step result carries dataError only for a data error', () => {
+    expect(run([[0, breach()], [1, { type: 'retire' }]]).alert.changes).toEqual([]);
+    const settled = run([[0, breach()], [1, ok()], [2, breach()], [3, ok()], [20, tick]], { flap_threshold: 2, flap_window: 10 * M });
+    expect(settled.log).toBe('firing@0 resolved@1 flapping@2 settled@20');
+    expect(settled.alert.changes).toEqual([]);
+    expect(Object.keys(step(undefined, { signal: breach(), now: 0, settings: base, identity: id }))).toEqual(['next', 'events']);
+  });
+
   it('fingerprints are 16 hex digits, stable, and differ by rule and entity', () => {
     expect(fingerprint('r', 'e1')).toMatch(/^[0-9a-f]{16}$/);
     expect(fingerprint('r', 'e1')).toBe(fingerprint('r', 'e1'));

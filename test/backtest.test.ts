@@ -46,6 +46,19 @@ const span = (r: Episode) => `${r.rule}/${r.entity} ${(r.fired_at - T0) / MIN}mâ
 const shape = (rows: BacktestRow[]) => rows.map((r) => `${span(r)} n=${r.notifications}`);
 const END = T0 + 179 * MIN;
 
+describe('runTimersUntil', () => {
+  it('ticks each deadline at or before t, at its own time, and none after', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [rule({ name: 'util-warn', kind: 'utilization_above', threshold: 0.9, for: '5m' })]);
+    drive(store, engine, outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 })], T0));
+    const tx = <T>(fn: () => T) => store.transaction(fn);
+    expect(runTimersUntil(engine, T0 + 5 * MIN - 1, tx)).toEqual([]);
+    const fired = runTimersUntil(engine, T0 + 5 * MIN, tx).flatMap((r) => r.events.map((e) => `${e.type}@${(e.at - T0) / MIN}`));
+    expect(fired).toEqual(['firing@5']);
+    store.close();
+  });
+});
+
 describe('backtest', () => {
   it('gives the same fired/resolved set as the live engine over the same readings, and leaves the live alerts alone', () => {
     const store = tempStore(dirs);

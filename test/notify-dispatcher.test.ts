@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import type { Alert, AlertEvent } from '../src/model.js';
 import { createNotifications, type NotifyConfig, type NotifyOutcome } from '../src/notify/index.js';
+import { defaultInhibitRules, Inhibitor } from '../src/notify/inhibit.js';
+import { effectiveTiming, pickGroupLabels, Routing } from '../src/notify/routing.js';
 import type { InhibitConfig, RouteConfig } from '../src/notify/schema.js';
 import type { Store } from '../src/store/index.js';
 import { alert, event, notifier, route, SlackRecorder, tempStores, type SlackPost } from './notify-helpers.js';
@@ -159,6 +161,36 @@ describe('grouping', () => {
     expect(resolved.body.text).toMatch(/^RESOLVED util/);
     expect(resolved.raw).toContain('lasted');
     expect(resolved.raw).toContain('peak');
+  });
+
+  it('lists firing alerts before resolved ones, each by entity, whatever order they came in', async () => {
+    const s = await setup();
+    // Fingerprints in the reverse of entity order, so the store's own order cannot pass for the sort.
+    const [b, a, c] = [alert('util', 'mb', { fingerprint: 'fp-2' }), alert('util', 'ma', { fingerprint: 'fp-3' }), alert('util', 'mc', { fingerprint: 'fp-1' })];
+    s.apply([event('firing', b, T0), event('firing', a, T0), event('firing', c, T0)]);
+    await s.advance(10_000);
+    const order = (raw: string) => {
+      for (const m of ['(ma)', '(mb)', '(mc)']) expect(raw).toContain(m);
+      return ['(ma)', '(mb)', '(mc)'].sort((x, y) => raw.indexOf(x) - raw.indexOf(y));
+    };
+    expect(order(s.slack.posts[0]!.raw)).toEqual(['(ma)', '(mb)', '(mc)']);
+    s.apply([event('resolved', a, s.clock.now())]);
+    await s.advance(61_000);
+    expect(s.slack.posts).toHaveLength(2);
+    expect(order(s.slack.posts[1]!.raw)).toEqual(['(mb)', '(mc)', '(ma)']);
+  });
+
+  it('the next due time is the group_wait of a new group; once its resolve is delivered nothing is due', async () => {
+    const s = await setup();
+    const a1 = alert('util', 'm1');
+    s.apply([event('firing', a1, T0)]);
+    await s.n.dispatcher.runDue(); // folds the outbox into its group
+    expect(s.n.dispatcher.nextDueAt()).toBe(T0 + 10_000);
+    await s.advance(10_000);
+    s.apply([event('resolved', a1, s.clock.now())]);
+    await s.advance(2000);
+    expect(s.slack.posts.map((p) => p.body.text.split(' ')[0])).toEqual(['FIRING:1', 'RESOLVED']);
+    expect(s.n.dispatcher.nextDueAt()).toBeUndefined();
   });
 
   it('with send_resolved: false sends no resolved message', async () => {
@@ -550,5 +582,72 @@ describe('mutes and the notification log (as Alertmanager decides; docs/alertman
     s.apply([event('resolved', down(), s.clock.now())]);
     await s.advance(5 * 60_000, 10_000);
     expect(utilPosts(s)).toHaveLength(whenMuted ? 2 : 1);
+  });
+});
+
+describe('Inhibitor on its own', () => {
+  const lagOn = (m: string) => alert('lag', m, { kind: 'oracle_lag' });
+  it('default rules: a source_down does not mute another source_down of its poll; oracle_lag mutes only price_deviation; only an oracle_lag mutes it', () => {
+    const down = alert('source_down', 'markets', { kind: 'source_down' });
+    const inh = new Inhibitor(defaultInhibitRules, [down, lagOn('mA'), alert('util', 'mB')]);
+    expect(inh.isInhibited(alert('source_down', 'markets-2', { kind: 'source_down' }))).toBe(false);
+    expect(inh.isInhibited(alert('util', 'mA', {}, { poll: 'other' }))).toBe(false); // same market as the oracle_lag, not price_deviation
+    expect(inh.isInhibited(alert('dev', 'mA', { kind: 'price_deviation' }, { poll: 'other' }))).toBe(true);
+    expect(inh.isInhibited(alert('dev', 'mB', { kind: 'price_deviation' }, { poll: 'other' }))).toBe(false); // mB's firing alert is no oracle_lag
+  });
+
+  it('an alert never inhibits itself; every equal label must agree (absent on both counts as equal); one matching source is enough', () => {
+    const rule = (equal: string[]): InhibitConfig => ({ source_match: { severity: 'critical' }, source_match_re: {}, target_match: {}, target_match_re: {}, equal });
+    const crit = alert('crit', 'm1');
+    expect(new Inhibitor([rule(['market_id'])], [crit]).isInhibited(crit)).toBe(false);
+    const other = alert('util', 'm1', { severity: 'warning' }, { chain: 'mainnet', severity: 'warning' });
+    expect(new Inhibitor([rule(['market_id', 'chain'])], [crit]).isInhibited(other)).toBe(false);
+    expect(new Inhibitor([rule(['market_id', 'absent_label'])], [crit]).isInhibited(alert('util', 'm1', { severity: 'warning' }, { severity: 'warning' }))).toBe(true);
+    expect(new Inhibitor([rule(['market_id'])], [alert('crit', 'm9'), crit]).isInhibited(alert('util', 'm1', { severity: 'warning' }, { severity: 'warning' }))).toBe(true);
+  });
+});
+
+describe('Routing on its own', () => {
+  const slack = notifier({ type: 'slack', webhook_url: 'http://127.0.0.1:9/hook' });
+  const am = notifier({ type: 'alertmanager', urls: ['http://127.0.0.1:9'], resend_interval: '30s' });
+
+  it('without routes every alert goes to every notifier with the default timing, grouped by rule', () => {
+    const r = new Routing({ routes: [], notifiers: { a: slack, b: slack } });
+    expect(r.notifierNames()).toEqual(['a', 'b']);
+    const { destinations, unknown } = r.destinations(alert('util', 'm1'));
+    expect(unknown).toEqual([]);
+    expect(destinations.map((d) => [d.routeId, d.notifier, d.groupLabels])).toEqual([
+      ['default', 'a', { rule: 'util' }],
+      ['default', 'b', { rule: 'util' }],
+    ]);
+    expect(destinations[0]!.timing).toEqual({ group_wait: 10_000, group_interval: 60_000, repeat_interval: 4 * 3_600_000, send_resolved: true, send_resolved_when_muted: true });
+  });
+
+  it('a default route written first is still tried last; routes get distinct ids; no route and no default: nowhere, nothing unknown', () => {
+    const r = new Routing({
+      routes: [route({ default: true, notify: ['a'] }), route({ match: { rule: 'x' }, notify: ['a'] }), route({ match: { rule: 'y' }, notify: ['a'] })],
+      notifiers: { a: slack },
+    });
+    const x = r.route(alert('x', 'm1'))!;
+    const y = r.route(alert('y', 'm1'))!;
+    expect(x.id).not.toBe('default');
+    expect(y.id).not.toBe(x.id);
+    expect(r.route(alert('z', 'm1'))!.id).toBe('default');
+    const none = new Routing({ routes: [route({ match: { rule: 'x' }, notify: ['a'] })], notifiers: { a: slack } });
+    expect(none.destinations(alert('z', 'm1'))).toEqual({ destinations: [], unknown: [] });
+  });
+
+  it('group labels: `...` takes every label, a missing one reads as empty', () => {
+    expect(pickGroupLabels({ rule: 'r', chain: 'base' }, ['...'])).toEqual({ rule: 'r', chain: 'base' });
+    expect(pickGroupLabels({ rule: 'r' }, ['rule', 'chain'])).toEqual({ rule: 'r', chain: '' });
+  });
+
+  it('timing: Alertmanager gets no group_wait, a short interval, its resend_interval as repeat, and every resolve; others keep the route’s', () => {
+    const t = { group_wait: 10_000, group_interval: 60_000, repeat_interval: 3_600_000, send_resolved: false, send_resolved_when_muted: false };
+    expect(effectiveTiming(t, am)).toEqual({ group_wait: 0, group_interval: 5000, repeat_interval: 30_000, send_resolved: true, send_resolved_when_muted: true });
+    expect(effectiveTiming({ ...t, group_interval: 2000 }, am).group_interval).toBe(2000);
+    expect(effectiveTiming(t, slack)).toEqual(t);
+    const { send_resolved_when_muted: _, ...old } = t; // a group persisted before the setting existed
+    expect(effectiveTiming(old, slack).send_resolved_when_muted).toBe(true);
   });
 });

@@ -3,6 +3,7 @@
  * how it was sent; every unreadable one is a field rejection with its reason — and, read through a
  * metrics row, never a row rejection.
  */
+import { mergeForms, mergeSeen, type SeenForms } from '../src/source/read/seen.js';
 import { describe, expect, it } from 'vitest';
 import { marketReadings } from '../src/source/parse/markets.js';
 import { readAmount } from '../src/source/read/amounts.js';
@@ -211,5 +212,15 @@ describe('rows', () => {
     const { readings, rejected } = marketReadings([{ market_id: 'm', utilization: '0.5', surprise: { a: 1 } }], 1);
     expect(rejected).toEqual([]);
     expect(readings[0]!.fields).toMatchObject({ utilization: 0.5, market: { loan_asset_decimals: null } });
+  });
+});
+
+describe('seen forms (what lookout probe reports)', () => {
+  it('counts each field’s representations across rows and merged parts', () => {
+    const into: SeenForms = {};
+    mergeSeen(into, { utilization: 'number', borrow_apy: 'string' });
+    mergeSeen(into, { utilization: 'number' });
+    mergeForms(into, { utilization: { string: 2, number: 3 } });
+    expect(into).toEqual({ utilization: { number: 5, string: 2 }, borrow_apy: { string: 1 } });
   });
 });

@@ -35,6 +35,13 @@ describe('matchesSelect', () => {
     expect(matchesSelect(select, position({ verified: false }))).toBe(want);
   });
 
+  it('a label wins over a field of the same name; a boolean field compares as text; a glob matches a leading dot', () => {
+    const r = market({ market: { chain: 'other' }, flag: true, path: '.hidden' });
+    expect(matchesSelect({ chain: 'base' }, r)).toBe(true);
+    expect(matchesSelect({ flag: true }, r)).toBe(true);
+    expect(matchesSelect({ path: '*den' }, r)).toBe(true); // a pattern of its own: a cached one would hide the options
+  });
+
   it('benchmark network and code', () => {
     expect(matchesSelect({ network: ['base', 'mainnet'], code: 'usd' }, benchmark())).toBe(true);
     expect(matchesSelect({ code: 'eth' }, benchmark())).toBe(false);
@@ -60,4 +67,12 @@ describe('selectCheck', () => {
   it('does not check readings whose fields are unspecified', () => {
     expect(selectKeyCheck({ anything: 'x' }, ['holding'])).toEqual([]);
   });
+
+  it('knows entity, labels, fields and the nested market keys; unchecked when any kind read is unspecified; names every kind', () => {
+    expect(selectKeyCheck({ entity: 'x', protocol: 'x', utilization: 'x', loan_asset_decimals: 6 }, ['market'])).toEqual([]);
+    expect(selectKeyCheck({ anything: 'x' }, ['market', 'holding'])).toEqual([]);
+    // `apy` is what slicing 'market.' off `borrow_apy` would leave: no key of its own.
+    expect(selectKeyCheck({ apy: 'x' }, ['market', 'position']).map((p) => p.message)).toEqual(["select: unknown key 'apy' for market/position readings (did you mean 'borrow_apy'?)"]);
+  });
+
 });

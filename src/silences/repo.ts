@@ -29,13 +29,10 @@ export interface SilenceInput {
   comment: string;
 }
 
-const time = z.union([
-  z.number().int().nonnegative(),
-  z
-    .string()
-    .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be an ISO-8601 time' })
-    .transform((s) => Date.parse(s)),
-]);
+// The refine sits after the union: inside it, a failed branch's message is swallowed by the union's 'Invalid input'.
+const time = z
+  .union([z.number().int().nonnegative(), z.string().transform((s) => Date.parse(s))])
+  .refine((t) => !Number.isNaN(t), { message: 'must be an ISO-8601 time' });
 
 /** The zod schema of {@link SilenceInput}; the HTTP API can reuse it. */
 export const silenceInputSchema = z.strictObject({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HOUR, historyOf, judge, market, MIN, NOW, rule } from '../../../test/rules-helpers.js';
+import { HOUR, historyOf, judge, market, MIN, NOW, position, rule } from '../../../test/rules-helpers.js';
 import { apyJump } from './apy-jump.js';
 
 const base = { kind: 'apy_jump', window: '1h', min_change: 0.02, min_change_rel: 0.5 };
@@ -59,5 +59,53 @@ describe('apy_jump', () => {
     { name: 'current value not a number', cur: 'n/a', reason: 'borrow_apy not a number: n/a' },
   ])('data error: $name', ({ cur, reason }) => {
     expect(judge(apyJump, allUp, market({ borrow_apy: cur }), { history: historyOf([before(0.04)]) })).toEqual({ status: 'data_error', reason });
+  });
+
+  it('check: min_change or min_change_rel alone is enough; neither is refused', () => {
+    expect(apyJump.check!(rule({ kind: 'apy_jump', window: '1h', min_change: 0.02 }))).toEqual([]);
+    expect(apyJump.check!(rule({ kind: 'apy_jump', window: '1h', min_change_rel: 0.5 }))).toEqual([]);
+    expect(apyJump.check!(rule({ kind: 'apy_jump', window: '1h' }))).toEqual([
+      { path: [], message: 'apy_jump needs min_change (absolute, 0.02 = 2 points) and/or min_change_rel (relative, 0.5 = 50%)' },
+    ]);
+  });
+
+  it('defaults: borrow_apy, direction up, require any', () => {
+    expect(rule({ kind: 'apy_jump', window: '1h', min_change: 0.02 })).toMatchObject({ field: 'borrow_apy', direction: 'up', require: 'any' });
+  });
+
+  it('every direction and require value may be written out', () => {
+    for (const direction of ['up', 'down', 'both']) for (const require of ['any', 'all']) expect(rule({ ...base, direction, require })).toMatchObject({ direction, require });
+  });
+
+  it('a position reading waits, naming what it got', () => {
+    expect(judge(apyJump, allUp, position())).toEqual({ status: 'wait', reason: 'not a market reading (got position)' });
+  });
+
+  it('waits with a reason when the old reading lacks the field; a current field absent altogether is missing', () => {
+    expect(judge(apyJump, allUp, market({ borrow_apy: 0.07 }), { history: historyOf([before(null)]) })).toEqual({ status: 'wait', reason: 'the reading 3600s ago has no borrow_apy' });
+    expect(judge(apyJump, allUp, market({ borrow_apy: undefined }), { history: historyOf([before(0.04)]) })).toEqual({ status: 'data_error', reason: 'borrow_apy missing' });
+  });
+
+  it('a change exactly at the minimum less the float tolerance is a breach (≥), for both minimums', () => {
+    // 1 + 1e-12 − 1e-12 and 0.5 + 1e-12 − 1e-12 are exactly 1 and 0.5 in doubles: the change (2 → 3) meets them exactly.
+    const abs = rule({ kind: 'apy_jump', window: '1h', min_change: 1 + 1e-12 });
+    const rel = rule({ kind: 'apy_jump', window: '1h', min_change_rel: 0.5 + 1e-12 });
+    for (const r of [abs, rel]) expect(judge(apyJump, r, market({ borrow_apy: 3 }), { history: historyOf([before(2)]) }).status).toBe('breach');
+  });
+
+  it('require all with one minimum given judges that one alone', () => {
+    const h = { history: historyOf([before(0.04)]) };
+    expect(judge(apyJump, rule({ kind: 'apy_jump', window: '1h', min_change: 0.02, require: 'all' }), market({ borrow_apy: 0.07 }), h).status).toBe('breach');
+    expect(judge(apyJump, rule({ kind: 'apy_jump', window: '1h', min_change_rel: 0.5, require: 'all' }), market({ borrow_apy: 0.07 }), h).status).toBe('breach');
+  });
+
+  it('from zero: unchanged is a relative change of 0, a fall is −∞ (a breach going down), a rise with direction both is a breach', () => {
+    const unchanged = judge(apyJump, allUp, market({ borrow_apy: 0 }), { history: historyOf([before(0)]) });
+    expect(unchanged.status === 'ok' && unchanged.context?.change_rel).toBe(0);
+    const down = rule({ kind: 'apy_jump', window: '1h', min_change_rel: 0.5, direction: 'down' });
+    const fell = judge(apyJump, down, market({ borrow_apy: -0.01 }), { history: historyOf([before(0)]) });
+    expect(fell.status).toBe('breach');
+    const both = rule({ ...base, require: 'all', direction: 'both' });
+    expect(judge(apyJump, both, market({ borrow_apy: 0.1 }), { history: historyOf([before(0.05)]) }).status).toBe('breach');
   });
 });

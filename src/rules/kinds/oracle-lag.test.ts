@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HOUR, judge, market, MIN, NOW, rule } from '../../../test/rules-helpers.js';
+import { HOUR, judge, market, MIN, NOW, position, rule } from '../../../test/rules-helpers.js';
 import { maxLagMs, oracleLag } from './oracle-lag.js';
 
 const hb24 = rule({ kind: 'oracle_lag', heartbeat: '24h' });
@@ -50,5 +50,36 @@ describe('oracle_lag', () => {
     { name: 'an hour in the future', ts: NOW + HOUR, reason: `oracle_last_update ${new Date(NOW + HOUR).toISOString()} is in the future` },
   ])('data error: $name', ({ ts, reason }) => {
     expect(judge(oracleLag, fixed, market({ oracle_last_update: ts }))).toEqual({ status: 'data_error', reason });
+  });
+
+  it.each([
+    { name: 'max_lag alone', raw: { max_lag: '2h' }, want: [] },
+    { name: 'heartbeat with margin and grace', raw: { heartbeat: '1h', margin: 0.2, grace: '1m' }, want: [] },
+    { name: 'both', raw: { max_lag: '2h', heartbeat: '1h' }, want: [{ path: ['heartbeat'], message: 'heartbeat: give max_lag or heartbeat, not both' }] },
+    { name: 'neither', raw: {}, want: [{ path: [], message: 'oracle_lag needs max_lag, or the feed’s heartbeat' }] },
+    {
+      name: 'max_lag with margin and grace',
+      raw: { max_lag: '2h', margin: 0.2, grace: '1m' },
+      want: [
+        { path: ['margin'], message: 'margin: applies only with heartbeat (max_lag is used as written)' },
+        { path: ['grace'], message: 'grace: applies only with heartbeat (max_lag is used as written)' },
+      ],
+    },
+  ])('check: $name', ({ raw, want }) => {
+    expect(oracleLag.check!(rule({ kind: 'oracle_lag', ...raw }))).toEqual(want);
+  });
+
+  it('a position reading waits, naming what it got', () => {
+    expect(judge(oracleLag, fixed, position())).toEqual({ status: 'wait', reason: 'not a market reading (got position)' });
+  });
+
+  it('an absent timestamp is missing; the epoch floor itself and exactly 5 minutes ahead are still judged', () => {
+    expect(judge(oracleLag, fixed, market({ oracle_last_update: undefined }))).toEqual({ status: 'data_error', reason: 'oracle_last_update missing' });
+    expect(judge(oracleLag, fixed, market({ oracle_last_update: 1e12 })).status).toBe('breach');
+    expect(judge(oracleLag, fixed, updated(-5 * MIN)).status).toBe('ok');
+  });
+
+  it('a max_lag rule reports no heartbeat', () => {
+    expect(judge(oracleLag, fixed, updated(MIN))).toEqual({ status: 'ok', value: 60, threshold: 7200, context: { lag: 60, max_lag: 7200, heartbeat: null } });
   });
 });

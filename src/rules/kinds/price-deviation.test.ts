@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { judge, market, rule } from '../../../test/rules-helpers.js';
+import { judge, market, position, rule } from '../../../test/rules-helpers.js';
 import { priceDeviation } from './price-deviation.js';
 
 const onePct = rule({ kind: 'price_deviation', max_deviation: 0.01 });
@@ -32,5 +32,17 @@ describe('price_deviation', () => {
     { name: 'oracle price negative', o: -1, s: 1, reason: 'oracle price -1 is negative' },
   ])('data error: $name', ({ o, s, reason }) => {
     expect(judge(priceDeviation, onePct, prices(o, s))).toMatchObject({ status: 'data_error', reason });
+  });
+
+  it('needs both prices; a position reading waits, naming what it got', () => {
+    expect(priceDeviation.needs?.(onePct as never)).toEqual(['oracle_price', 'service_price']);
+    expect(judge(priceDeviation, onePct, position())).toEqual({ status: 'wait', reason: 'not a market reading (got position)' });
+  });
+
+  it('an oracle price of 0 is judged (100% off), and a deviation exactly at max + ε is not a breach (>)', () => {
+    // (1 − 1e-12) + 1e-12 is exactly 1 in doubles, the deviation of 0 from 1.
+    const edge = rule({ kind: 'price_deviation', max_deviation: 1 - 1e-12 });
+    expect(judge(priceDeviation, edge, prices(0, 1)).status).toBe('ok');
+    expect(judge(priceDeviation, onePct, prices(0, 1)).status).toBe('breach');
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Reading } from '../../model.js';
-import { benchmark, historyOf, HOUR, judge, rule } from '../../../test/rules-helpers.js';
-import { staleBenchmark } from './stale-benchmark.js';
+import { benchmark, historyOf, HOUR, judge, market, rule } from '../../../test/rules-helpers.js';
+import { incompleteSince, staleBenchmark } from './stale-benchmark.js';
 
 const DAY0 = Date.UTC(2025, 0, 14);
 const PREV = DAY0 - 24 * HOUR;
@@ -96,5 +96,36 @@ describe('stale_benchmark', () => {
     { name: 'day in the future', fields: { day: at(49) }, reason: `day ${new Date(at(49)).toISOString()} is in the future` },
   ])('data error: $name', ({ fields, reason }) => {
     expect(judge(staleBenchmark, r, benchmark(fields, at(20)), { now: at(20) })).toEqual({ status: 'data_error', reason });
+  });
+
+  it('needs isStale and isComplete; a market reading waits, naming what it got', () => {
+    expect(staleBenchmark.needs?.(r as never)).toEqual(['isStale', 'isComplete']);
+    expect(judge(staleBenchmark, r, market())).toEqual({ status: 'wait', reason: 'not a benchmark reading (got market)' });
+  });
+
+  it('a day exactly one day ahead of now is judged, not a data error', () => {
+    expect(judge(staleBenchmark, r, benchmark({ day: at(44), isComplete: true }, at(20)), { now: at(20) }).status).toBe('ok');
+  });
+
+  it('reports max_age as the threshold of a stale breach and of an ok', () => {
+    for (const fields of [{ isStale: true }, { isComplete: true }]) {
+      const v = judge(staleBenchmark, r, benchmark({ day: DAY0, ...fields }, at(30)), { now: at(30) });
+      expect(v.status === 'breach' || v.status === 'ok' ? v.threshold : undefined).toBe(36 * 3600);
+    }
+  });
+
+  it('incompleteSince: readings at or after the current one are ignored; an incomplete reading of another day ends the run', () => {
+    const current = seen(30);
+    // A complete reading at the very time of the current one, and a newer one: neither ends the run.
+    expect(incompleteSince(current, DAY0, [seen(25, PREV, true), seen(26), benchmark({ day: DAY0, isComplete: true }, at(30)), seen(31, DAY0, true)])).toBe(at(26));
+    // The previous day still incomplete is not the same run.
+    expect(incompleteSince(current, DAY0, [seen(25, PREV, false), seen(26)])).toBe(at(26));
+  });
+
+  it('the reading that ends the run is looked up as far back as two days before the day', () => {
+    // A reading of the previous day seen before this day began still ends the run: incomplete since 27h, not since 24h.
+    const current = seen(30);
+    const v = judge(staleBenchmark, r, current, { now: at(30), history: historyOf([seen(-1, PREV, true), seen(27), seen(28)]) });
+    expect(v.status === 'ok' && v.context?.incomplete_for).toBe(3 * 3600);
   });
 });

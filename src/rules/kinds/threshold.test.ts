@@ -50,6 +50,16 @@ describe('threshold', () => {
     expect(threshold.readingKinds?.(rule({ kind: 'threshold', reading: 'position', field: 'value_usd', op: '>', value: 1 }) as never)).toEqual(['position']);
   });
 
+  it('a reading of another kind waits and says which kind it got', () => {
+    const r = rule({ kind: 'threshold', field: 'utilization', op: '>', value: 0 });
+    expect(judge(threshold, r, position())).toEqual({ status: 'wait', reason: 'not a market reading (got position)' });
+  });
+
+  it('a field of a kind whose fields are not specified (holding) is taken on trust at load; an empty field name is refused with a hint', () => {
+    expect(threshold.check!(rule({ kind: 'threshold', reading: 'holding', field: 'anything.at_all', op: '>', value: 1 }))).toEqual([]);
+    expect(() => rule({ kind: 'threshold', field: '', op: '>', value: 1 })).toThrow('name a field, e.g. borrow_apy or market.loan_asset_decimals');
+  });
+
   it.each([
     { name: 'missing field', fields: { borrow_apy: undefined }, reason: 'borrow_apy missing' },
     { name: 'null field', fields: { borrow_apy: null }, reason: 'borrow_apy missing' },

@@ -40,4 +40,10 @@ describe('unverified_position', () => {
   it('waits on a market reading', () => {
     expect(judge(unverifiedPosition, over10k, market()).status).toBe('wait');
   });
+
+  it('needs verified and value_usd; a market reading waits, naming what it got; an absent value is missing', () => {
+    expect(unverifiedPosition.needs?.(over10k as never)).toEqual(['verified', 'value_usd']);
+    expect(judge(unverifiedPosition, over10k, market())).toEqual({ status: 'wait', reason: 'not a position reading (got market)' });
+    expect(judge(unverifiedPosition, over10k, position({ verified: false, value_usd: undefined }))).toEqual({ status: 'data_error', reason: 'value_usd missing' });
+  });
 });

@@ -51,4 +51,13 @@ describe('utilization_above', () => {
   it('waits on a reading it does not judge', () => {
     expect(judge(utilizationAbove, withBand, position()).status).toBe('wait');
   });
+
+  it('a position reading waits, naming what it got', () => {
+    expect(judge(utilizationAbove, noBand, position())).toEqual({ status: 'wait', reason: 'not a market reading (got position)' });
+  });
+
+  it('exactly 0 and exactly the rounding limit 1.0001 are utilizations, not data errors', () => {
+    expect(judge(utilizationAbove, noBand, market({ utilization: 0 })).status).toBe('ok');
+    expect(judge(utilizationAbove, noBand, market({ utilization: 1.0001 })).status).toBe('breach');
+  });
 });
