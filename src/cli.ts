@@ -6,6 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string };
+// A reader that stops early (`lookout backtest … | head`) closes the pipe: stop quietly, as other Unix tools do.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
 const out = (line: string) => process.stdout.write(line + '\n');
 const err = (line: string) => process.stderr.write(line + '\n');
 const io = { out, err };

@@ -5,6 +5,7 @@
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { spawnSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -329,6 +330,15 @@ describe('a week of simulator data: lookout backtest == the daemon live', () => 
     expect(json.current.rows).toEqual(report.current.rows);
     expect(json.current.summary).toEqual(report.current.summary);
     expect(json.runs).toBe(report.runs);
+  });
+
+  it('lookout backtest | head stops quietly when the reader goes away (exit 0, no EPIPE stack)', () => {
+    const configFile = weekConfig();
+    const cli = join(import.meta.dirname, '..', 'dist', 'cli.js');
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${cli}" backtest -c "${configFile}" --from "${new Date(T0).toISOString()}" --to "${new Date(live.end).toISOString()}" | head -1; exit \${PIPESTATUS[0]}`], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.stdout).toMatch(/^backtest /);
+    expect(r.stderr).not.toMatch(/EPIPE|Unhandled/);
+    expect(r.status, r.stderr).toBe(0);
   });
 
   it('lookout backtest --html with a --set what-if writes one self-contained file: a chart per entity with both thresholds and both variants, no external reference, no console error in Chromium', async () => {
