@@ -125,6 +125,13 @@ program
     exit(async () => (await import('./notify/render.js')).runRenderCommand({ configFile: o.config, rule: o.rule, fixture: o.fixture, out: process.stdout, err: process.stderr })),
   );
 
+type DaemonOpts = { url?: string; token?: string };
+/** `{ target }` when --url (or LOOKOUT_URL) names a running daemon, else nothing: the command uses the DB file. */
+const daemonTargetOf = async (o: DaemonOpts) => {
+  const target = (await import('./commands/daemon-api.js')).daemonTarget(o);
+  return target ? { target } : {};
+};
+
 daemonOptions(
   program
     .command('alerts')
@@ -136,19 +143,18 @@ daemonOptions(
     .option('--json', 'machine-readable output (times as ISO 8601)')
     .option('--all', 'include resolved alerts'),
 ).action((o: { config: string; match: string[]; rule?: string; severity?: string; json?: boolean; all?: boolean; url?: string; token?: string }) =>
-  exit(async () => {
-    const target = (await import('./commands/daemon-api.js')).daemonTarget(o);
-    return (await import('./commands/alerts.js')).runAlertsCommand({
+  exit(async () =>
+    (await import('./commands/alerts.js')).runAlertsCommand({
       configFile: o.config,
       json: Boolean(o.json),
       all: Boolean(o.all),
       match: o.match,
       ...(o.rule !== undefined ? { rule: o.rule } : {}),
       ...(o.severity !== undefined ? { severity: o.severity } : {}),
-      ...(target ? { target } : {}),
+      ...(await daemonTargetOf(o)),
       ...io,
-    });
-  }),
+    }),
+  ),
 );
 
 daemonOptions(
@@ -158,17 +164,9 @@ daemonOptions(
     .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
     .option('--json', 'machine-readable output'),
 ).action((o: { config: string; json?: boolean; url?: string; token?: string }) =>
-  exit(async () => {
-    const target = (await import('./commands/daemon-api.js')).daemonTarget(o);
-    return (await import('./commands/rules.js')).runRulesCommand({ configFile: o.config, json: Boolean(o.json), ...(target ? { target } : {}), ...io });
-  }),
+  exit(async () => (await import('./commands/rules.js')).runRulesCommand({ configFile: o.config, json: Boolean(o.json), ...(await daemonTargetOf(o)), ...io })),
 );
 
-type DaemonOpts = { url?: string; token?: string };
-const silenceTarget = async (o: DaemonOpts) => {
-  const target = (await import('./commands/daemon-api.js')).daemonTarget(o);
-  return target ? { target } : {};
-};
 const silence = program.command('silence').description('mute notifications by label matchers (evaluation goes on)');
 daemonOptions(
   silence
@@ -187,7 +185,7 @@ daemonOptions(
       for: o.for,
       comment: o.comment,
       ...(o.author !== undefined ? { author: o.author } : {}),
-      ...(await silenceTarget(o)),
+      ...(await daemonTargetOf(o)),
       out: process.stdout,
       err: process.stderr,
     }),
@@ -206,7 +204,7 @@ daemonOptions(
       configFile: o.config,
       all: Boolean(o.all),
       json: Boolean(o.json),
-      ...(await silenceTarget(o)),
+      ...(await daemonTargetOf(o)),
       out: process.stdout,
       err: process.stderr,
     }),
@@ -220,7 +218,7 @@ daemonOptions(
     .option('-c, --config <file>', 'config file', CONFIG_DEFAULT),
 ).action((id: string, o: { config: string } & DaemonOpts) =>
   exit(async () =>
-    (await import('./silences/cli.js')).silenceExpireCommand({ configFile: o.config, id, ...(await silenceTarget(o)), out: process.stdout, err: process.stderr }),
+    (await import('./silences/cli.js')).silenceExpireCommand({ configFile: o.config, id, ...(await daemonTargetOf(o)), out: process.stdout, err: process.stderr }),
   ),
 );
 

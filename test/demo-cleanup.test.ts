@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { freePort } from './fixtures/daemon/harness.js';
 
 const dirs: string[] = [];
 const fresh = (prefix: string) => {
@@ -35,15 +36,6 @@ function cli(args: string[], env: Record<string, string>, ms: number): Promise<{
       resolve({ code, out, err });
     });
   });
-}
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 describe('lookout demo cleans up after itself', () => {

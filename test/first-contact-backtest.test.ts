@@ -7,10 +7,10 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { freePort } from './fixtures/daemon/harness.js';
 import { readmeCommands, type ReadmeCommand } from './readme-commands.js';
 
 const CLI = resolve('dist/cli.js');
@@ -20,15 +20,6 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 /** A started child process of the CLI in `dir`, with what it has printed so far. */
 function start(args: string[], env: Record<string, string> = {}) {

@@ -4,9 +4,9 @@
  * curve with the threshold and every `--set` what-if threshold drawn over it, and its firing periods per variant in
  * lanes side by side.
  */
-import { createHash } from 'node:crypto';
 import { CHART_CSS, renderChart, type Band, type HLine } from '../html/chart.js';
 import { escapeHtml } from '../html/escape.js';
+import { htmlDocument, styleSource } from '../html/page.js';
 import { PAGE_CSS } from '../http/status-page.js';
 import { formatIn, valueUnit } from '../notify/format.js';
 import { ruleReads } from '../rules/define.js';
@@ -49,24 +49,17 @@ export function renderBacktestHtml(report: BacktestReport, rules: readonly RuleB
   const history = historyView(store.readings);
   const sections = report.rules.map((name) => ruleSection(name, variants, report, history, store));
   const title = opts.title ?? `lookout backtest ${iso(report.from)} – ${iso(report.to)}`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="content-security-policy" content="default-src 'none'; style-src 'sha256-${createHash('sha256').update(CSS).digest('base64')}'; img-src data:">
-<title>${escapeHtml(title)}</title>
-<style>${CSS}</style>
-</head>
-<body>
-<header><h1>lookout backtest</h1><span>${escapeHtml(iso(report.from))} – ${escapeHtml(iso(report.to))}</span>
+  return htmlDocument({
+    title,
+    css: CSS,
+    // A file opened without a server carries its policy itself: no script, nothing fetched, this stylesheet only.
+    head: `<meta http-equiv="content-security-policy" content="default-src 'none'; style-src ${styleSource(CSS)}; img-src data:">`,
+    body: `<header><h1>lookout backtest</h1><span>${escapeHtml(iso(report.from))} – ${escapeHtml(iso(report.to))}</span>
 <span class="muted">${report.runs} poll runs, ${report.readings} readings replayed · repeats counted every ${escapeHtml(dur(report.repeat_interval_ms))}</span></header>
 <main>
 ${sections.join('\n')}
-</main>
-</body>
-</html>
-`;
+</main>`,
+  });
 }
 
 function ruleSection(name: string, variants: readonly Variant[], report: BacktestReport, history: ReturnType<typeof historyView>, store: Pick<Store, 'readings'>): string {

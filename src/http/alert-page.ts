@@ -8,7 +8,8 @@ import { renderChart, CHART_CSS, type Point } from '../html/chart.js';
 import { escapeHtml } from '../html/escape.js';
 import type { Period } from '../alerts/periods.js';
 import { formatIn, type ValueUnit } from '../notify/format.js';
-import { PAGE_CSS, pageCsp, relativeTime } from './status-page.js';
+import { htmlDocument, pageCsp } from '../html/page.js';
+import { PAGE_CSS, relativeTime } from './status-page.js';
 import type { ApiAlert, Silence } from './types.js';
 
 /** The ranges a page offers, by name. */
@@ -102,16 +103,10 @@ export function renderAlertPage(view: AlertPageView): string {
     .map((r) => `<a href="?range=${encodeURIComponent(r)}"${r === view.range ? ' class="on" aria-current="page"' : ''}>${escapeHtml(r)}</a>`)
     .join('');
   const value = a.value === null ? '—' : fmt(a.value);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(`${a.state} ${a.rule} ${a.entity}`)} · lookout</title>
-<style>${CSS}</style>
-</head>
-<body>
-<header><h1><a href="/">lookout</a></h1>${view.version ? `<span class="muted">v${escapeHtml(view.version)}</span>` : ''}
+  return htmlDocument({
+    title: `${a.state} ${a.rule} ${a.entity} · lookout`,
+    css: CSS,
+    body: `<header><h1><a href="/">lookout</a></h1>${view.version ? `<span class="muted">v${escapeHtml(view.version)}</span>` : ''}
 <span class="badge ${escapeHtml(a.state)}">${escapeHtml(a.state)}${a.flapping ? ' · flapping' : ''}</span>
 <span class="rule">${escapeHtml(a.rule)}</span><span class="mono">${escapeHtml(a.entity)}</span>
 <span class="muted">${escapeHtml(a.severity)} · value ${escapeHtml(value)}${a.threshold !== null ? ` vs ${escapeHtml(fmt(a.threshold))}` : ''}</span></header>
@@ -142,8 +137,6 @@ ${chart}
     [...view.transitions].reverse().map((t) => [when(t.at, view.now), escapeHtml(t.type), escapeHtml(t.value === null ? '—' : fmt(t.value))]),
     'No transitions stored.',
   )}</section>
-</main>
-</body>
-</html>
-`;
+</main>`,
+  });
 }

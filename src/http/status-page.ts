@@ -3,8 +3,8 @@
  * silences. Server-rendered HTML with inline CSS, no script; every value from the data service or
  * a user is escaped (symbols and labels are untrusted).
  */
-import { createHash } from 'node:crypto';
 import { escapeHtml } from '../html/escape.js';
+import { htmlDocument, pageCsp } from '../html/page.js';
 import { formatValue as formatEvidence } from '../notify/format.js';
 import { SEVERITIES } from '../model.js';
 import { alertSince, type ApiAlert, type PollStatus, type Readiness, type Silence } from './types.js';
@@ -153,21 +153,6 @@ tr.sev-info td:first-child{box-shadow:inset 3px 0 var(--info)}.ok-note{color:var
 .rule a{color:inherit}.ready{font-weight:600}.ready.yes{color:var(--ok)}.ready.no{color:var(--crit)}
 `;
 
-/**
- * A page's Content-Security-Policy: no script at all, its one inline stylesheet allowed by hash (not by
- * 'unsafe-inline', so markup that slipped past escaping could not style the page either), no forms, no framing.
- */
-export function pageCsp(css: string): string {
-  return [
-    "default-src 'none'",
-    `style-src 'sha256-${createHash('sha256').update(css).digest('base64')}'`,
-    'img-src data:',
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
-
 /** The status page's Content-Security-Policy. */
 export const STATUS_PAGE_CSP = pageCsp(PAGE_CSS);
 
@@ -178,25 +163,17 @@ export function renderStatusPage(view: StatusView): string {
   const ready = view.ready.ok
     ? '<span class="ready yes">ready</span>'
     : `<span class="ready no">not ready: ${escapeHtml(view.ready.reason ?? 'starting')}</span>`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="10">
-<title>${firing > 0 ? `(${firing} firing) ` : ''}lookout</title>
-<style>${PAGE_CSS}</style>
-</head>
-<body>
-<header><h1>lookout</h1>${view.version ? `<span class="muted">v${escapeHtml(view.version)}</span>` : ''}
+  return htmlDocument({
+    title: `${firing > 0 ? `(${firing} firing) ` : ''}lookout`,
+    css: PAGE_CSS,
+    head: '<meta http-equiv="refresh" content="10">',
+    body: `<header><h1>lookout</h1>${view.version ? `<span class="muted">v${escapeHtml(view.version)}</span>` : ''}
 ${ready}<span>${firing} firing · ${pending} pending</span>
 <span class="muted">as of <time datetime="${new Date(view.now).toISOString()}">${new Date(view.now).toISOString().replace('T', ' ').slice(0, 19)} UTC</time> · refreshes every 10 s</span></header>
 <main>
 ${alertsSection(view)}
 ${pollsSection(view)}
 ${silencesSection(view)}
-</main>
-</body>
-</html>
-`;
+</main>`,
+  });
 }
