@@ -32,6 +32,14 @@ const fmt = (v: number, digits = 0) => v.toLocaleString('en-US', { maximumFracti
 const missing = (note: string) => ({ measured: '', status: 'not measured' as const, note });
 const verdict = (ok: boolean) => (ok ? ('met' as const) : ('missed' as const));
 
+/** A target judged on one recorded figure: `ok` says whether it is met, `show` how it reads. */
+function onFigure(key: string, ranWhen: string, show: (v: number) => string, ok: (v: number) => boolean, note?: string): Target['judge'] {
+  return (_rows, f) => {
+    const v = f.get(key);
+    return v === undefined ? missing(`${ranWhen} did not run`) : { measured: show(v), status: verdict(ok(v)), ...(note ? { note } : {}) };
+  };
+}
+
 const TARGETS: readonly Target[] = [
   {
     id: 'B1',
@@ -86,10 +94,7 @@ const TARGETS: readonly Target[] = [
     id: 'B6s',
     what: 'daemon RSS watching 200 markets',
     target: '≤ 80 MB',
-    judge: (_rows, f) => {
-      const rss = f.get('rss_small_mb');
-      return rss === undefined ? missing('e2e.small did not run') : { measured: `${fmt(rss)} MB`, status: verdict(rss <= 80), note: 'after the timed polls, 1,000 positions' };
-    },
+    judge: onFigure('rss_small_mb', 'e2e.small', (v) => `${fmt(v)} MB`, (v) => v <= 80, 'after the timed polls, 1,000 positions'),
   },
   { id: 'B7', what: 'storm: 10,000 markets cross a threshold in one poll', target: 'one message per group, none lost', judge: () => missing('no storm benchmark yet') },
   { id: 'B8', what: 'alert latency vs Prometheus → Alertmanager', target: '≤ 0.5×', judge: () => missing('measured by an outside harness, not by npm run bench') },
@@ -108,19 +113,13 @@ const TARGETS: readonly Target[] = [
     id: 'B10',
     what: 'bytes on disk per stored market reading',
     target: '≤ 120',
-    judge: (_rows, f) => {
-      const b = f.get('bytes_per_history_row');
-      return b === undefined ? missing('store.replay did not run') : { measured: `${fmt(b)} bytes`, status: verdict(b <= 120), note: 'with its indexes, every field changing every poll' };
-    },
+    judge: onFigure('bytes_per_history_row', 'store.replay', (v) => `${fmt(v)} bytes`, (v) => v <= 120, 'with its indexes, every field changing every poll'),
   },
   {
     id: 'B11',
     what: '30 days of history at SPEC §8 worst case',
     target: '≤ 25 GB',
-    judge: (_rows, f) => {
-      const gb = f.get('gb_30d');
-      return gb === undefined ? missing('store.replay did not run') : { measured: `${fmt(gb)} GB`, status: verdict(gb <= 25), note: 'projected from the measured bytes per row, not measured' };
-    },
+    judge: onFigure('gb_30d', 'store.replay', (v) => `${fmt(v)} GB`, (v) => v <= 25, 'projected from the measured bytes per row, not measured'),
   },
   {
     id: 'B12',

@@ -9,8 +9,8 @@ import { inhibitSchema, notifierSchema, routeSchema } from '../notify/schema.js'
 const allowedHost = z
   .string()
   .regex(/^(\*|\.?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?)$/, 'an allowed host is a name (lookout), a domain with a leading dot (.example.com: it and its subdomains), or * (any)');
-/** An http(s) URL people open in a browser. */
-const externalUrl = z.string().regex(/^https?:\/\/[^\s]+$/, 'external_url must be an http(s) URL, e.g. https://lookout.example.com');
+/** An http(s) URL people open in a browser (the scheme's case spelled out: a JSON Schema pattern carries no flags). */
+const externalUrl = z.string().regex(/^[Hh][Tt][Tt][Pp][Ss]?:\/\/\S+$/, 'external_url must be an http(s) URL, e.g. https://lookout.example.com');
 const listen = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]*):\d{1,5}$/, 'listen must be host:port, e.g. 127.0.0.1:9464');
 
 /** The `source:` section: where the data service is and how to talk to it. */

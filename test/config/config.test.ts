@@ -134,6 +134,12 @@ describe('config values', () => {
     expect(cfg.source.api_key).toBe('5');
   });
 
+  it('server.external_url takes an http(s) URL in any case of the scheme, and refuses anything else', () => {
+    const text = (u: string) => `source:\n  base_url: http://x.test\nserver:\n  external_url: ${u}\npolls:\n  - {name: m, kind: metrics, cron: "* * * * *"}\n`;
+    for (const u of ['https://lookout.example.com', 'HTTPS://Lookout.example.com/', 'http://10.0.0.5:9464/lookout']) expect(loadConfigText('u.yaml', text(u), { env: {} }).server.external_url).toBe(u);
+    for (const u of ['javascript:alert(1)', 'lookout.example.com', 'ftp://x']) expect(() => loadConfigText('u.yaml', text(u), { env: {} }), u).toThrow(/external_url must be an http\(s\) URL/);
+  });
+
   it('collects every problem, not just the first', () => {
     const text = 'source:\n  base_url: nope\n  timeout: 5 minutes\npolls: []\nbogus: 1\n';
     try {

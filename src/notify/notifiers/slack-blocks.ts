@@ -30,7 +30,7 @@ function alertBlocks(ma: MessageAlert): Array<Record<string, unknown>> {
   if (a.annotations.summary) lines.push(`> ${escapeSlack(a.annotations.summary)}`);
   if (a.annotations.description) lines.push(escapeSlack(a.annotations.description));
   // A link only to an http(s) URL of our own config (Slack's <url|text> syntax; the URL holds no `|` or `>`).
-  if (ma.url && /^https?:\/\/[^\s|<>]+$/.test(ma.url)) lines.push(`<${ma.url}|chart and history>`);
+  if (ma.url && /^https?:\/\/[^\s|<>]+$/i.test(ma.url)) lines.push(`<${ma.url}|chart and history>`);
   const labels = Object.entries(a.labels)
     .map(([k, v]) => `${escapeSlack(k)}=\`${escapeSlack(v)}\``)
     .join('  ');
