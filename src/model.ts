@@ -26,6 +26,11 @@ export interface Reading {
   fields: Record<string, unknown>;
   /** Fields the service sent but lookout could not read (field → reason): unknown this time, not absent (SPEC §6). */
   unreadable?: Record<string, string>;
+  /**
+   * Set on a reading read back from bucketed history (older than `storage.raw_retention`): `fields` are the bucket's last
+   * reading, and `min`/`max` the extremes of each numeric field over the bucket's `n` readings (a rule judges the worst).
+   */
+  bucket?: { start: number; n: number; min: Record<string, unknown>; max: Record<string, unknown> };
 }
 
 /** Nested market object of a metrics record. */

@@ -39,13 +39,25 @@ describe('savePoll and latest', () => {
     expect(store.readings.latest('position', 'm1')).toBeUndefined();
   });
 
-  it('does not store a (kind, entity, at) twice when polls return the same row again', () => {
-    const first = store.readings.savePoll('markets', [market('m1', 1000), market('m2', 1000)], 1000);
-    const again = store.readings.savePoll('markets', [market('m1', 1000), market('m2', 2000)], 2000);
+  it('does not store a reading twice when polls return it again, nor a snapshot that only moved on in time', () => {
+    const first = store.readings.savePoll('markets', [market('m1', 1000), market('m2', 1000, 0.5, { timestamp: 1000, block: 6 })], 1000);
+    // m1 as it was; m2 with the same values, a newer time, timestamp and block: nothing new to keep.
+    const again = store.readings.savePoll('markets', [market('m1', 1000), market('m2', 2000, 0.5, { timestamp: 2000, block: 7 })], 2000);
     expect(first.inserted).toBe(2);
-    expect(again).toEqual({ inserted: 1, latest: 2 });
-    expect(store.readings.counts()).toEqual({ latest: { market: 2 }, history: 3, oldestAt: 1000, newestAt: 2000 });
-    expect(store.readings.historyRange('market', 'm1', 0, 10_000).map((r) => r.at)).toEqual([1000]);
+    expect(again).toEqual({ inserted: 0, latest: 2 });
+    expect(store.readings.latest('market', 'm2')?.at).toBe(2000);
+    // A changed value is kept, and so is the same value again after it.
+    expect(store.readings.savePoll('markets', [market('m2', 3000, 0.6, { timestamp: 3000, block: 8 })], 3000).inserted).toBe(1);
+    expect(store.readings.savePoll('markets', [market('m2', 4000, 0.5, { timestamp: 4000, block: 9 })], 4000).inserted).toBe(1);
+    expect(store.readings.counts()).toEqual({ latest: { market: 2 }, history: 4, buckets: 0, oldestAt: 1000, newestAt: 4000 });
+    expect(store.readings.historyRange('market', 'm2', 0, 10_000).map((r) => [r.at, r.fields.utilization])).toEqual([
+      [1000, 0.5],
+      [3000, 0.6],
+      [4000, 0.5],
+    ]);
+    // Not a snapshot: a benchmark day with the same values under another time is another day.
+    store.readings.savePoll('benchmarks', [reading('benchmark', 'base/usd', 1000, { rate: 0.05 })], 5000);
+    expect(store.readings.savePoll('benchmarks', [reading('benchmark', 'base/usd', 2000, { rate: 0.05 })], 6000).inserted).toBe(1);
   });
 
   it('tracks which poll wrote each entity, and forgets vanished ones', () => {
@@ -72,12 +84,17 @@ describe('savePoll and latest', () => {
     expect(store.readings.latest('market', 'm0')?.at).toBe(1000);
   });
 
-  it('keeps labels per history row even though they are stored once per distinct set', () => {
+  it('keeps labels per history row even though they are stored once per shape', () => {
     const a = { ...market('m1', 1000), labels: { chain: 'base', loan_asset: 'USDC' } };
-    const b = { ...market('m1', 2000), labels: { chain: 'base', loan_asset: 'USDT' } };
+    const b = { ...market('m1', 2000, 0.6), labels: { chain: 'base', loan_asset: 'USDT' } };
     store.readings.savePoll('markets', [a, b, { ...market('m2', 1000), labels: a.labels }], 2000);
     expect(store.readings.historyRange('market', 'm1', 0, 5000).map((r) => r.labels.loan_asset)).toEqual(['USDC', 'USDT']);
-    expect(store.db.prepare('SELECT count(*) AS n FROM reading_labelsets').get()).toEqual({ n: 2 });
+    expect(store.readings.historyAt('market', 'm2', 5000)?.labels).toEqual(a.labels);
+    const shapes = () => (store.db.prepare('SELECT count(*) AS n FROM history_shapes').get() as { n: number }).n;
+    expect(shapes()).toBe(3);
+    // New values under the same labels and keys add rows, not shapes.
+    store.readings.savePoll('markets', [{ ...market('m1', 3000, 0.9), labels: b.labels }, { ...market('m2', 3000, 0.9), labels: a.labels }], 3000);
+    expect(shapes()).toBe(3);
   });
 });
 
@@ -112,61 +129,55 @@ describe('historyAt', () => {
 });
 
 describe('iterateHistory', () => {
-  const rows: Reading[] = [
-    market('m2', 3000),
-    reading('benchmark', 'base/usd', 1000, { days: 7 }),
-    market('m1', 1000),
-    reading('position', 'p1', 2000, { verified: true }),
-    market('m1', 3000),
-    market('m2', 1000),
-    reading('position', 'p1', 5000, { verified: false }),
-  ];
+  // Stored by three polls at three times; each poll's rows by entity id (the order they were first seen), then time.
   beforeEach(() => {
-    store.readings.savePoll('markets', rows.filter((r) => r.kind === 'market'), 9000);
-    store.readings.savePoll('positions', rows.filter((r) => r.kind === 'position'), 9000);
-    store.readings.savePoll('benchmarks', rows.filter((r) => r.kind === 'benchmark'), 9000);
+    store.readings.savePoll('markets', [market('m2', 3000), market('m1', 1000), market('m1', 3000, 0.6)], 4000);
+    store.readings.savePoll('positions', [reading('position', 'p1', 2000, { verified: true })], 5000);
+    store.readings.savePoll('benchmarks', [reading('benchmark', 'base/usd', 1000, { days: 7 })], 6000);
+    store.readings.savePoll('positions', [reading('position', 'p1', 5000, { verified: false })], 7000);
+  });
+  const order = [
+    '4000 3000 market m2 markets',
+    '4000 1000 market m1 markets',
+    '4000 3000 market m1 markets',
+    '5000 2000 position p1 positions',
+    '6000 1000 benchmark base/usd benchmarks',
+    '7000 5000 position p1 positions',
+  ];
+
+  it.each([1, 2, 3, 1000])('yields rows in the order polls stored them (page size %s)', (pageSize) => {
+    const seen = [...store.readings.iterateHistory(0, 10_000, { pageSize })].map((r) => `${r.seen_at} ${r.at} ${r.kind} ${r.entity} ${r.poll}`);
+    expect(seen).toEqual(order);
   });
 
-  it.each([1, 2, 3, 1000])('yields readings in time order across entities and kinds (page size %s)', (pageSize) => {
-    const seen = [...store.readings.iterateHistory(0, 10_000, { pageSize })].map((r) => `${r.at} ${r.kind} ${r.entity} ${r.poll}`);
-    expect(seen).toEqual([
-      '1000 benchmark base/usd benchmarks',
-      '1000 market m1 markets',
-      '1000 market m2 markets',
-      '2000 position p1 positions',
-      '3000 market m1 markets',
-      '3000 market m2 markets',
-      '5000 position p1 positions',
-    ]);
-  });
-
-  it('bounds the time range inclusively and filters kinds', () => {
-    const seen = [...store.readings.iterateHistory(1000, 3000, { kinds: ['market', 'position'], pageSize: 2 })];
-    expect(seen.map((r) => `${r.at} ${r.entity}`)).toEqual(['1000 m1', '1000 m2', '2000 p1', '3000 m1', '3000 m2']);
-    expect(seen[0]).toEqual({ ...market('m1', 1000), poll: 'markets', seen_at: 9000 });
-    expect([...store.readings.iterateHistory(3001, 4999)]).toEqual([]);
+  it('bounds the storage time range inclusively and filters kinds', () => {
+    const seen = [...store.readings.iterateHistory(4000, 6000, { kinds: ['market', 'position'], pageSize: 2 })];
+    expect(seen.map((r) => `${r.seen_at} ${r.entity}`)).toEqual(['4000 m2', '4000 m1', '4000 m1', '5000 p1']);
+    expect(seen[1]).toEqual({ ...market('m1', 1000), poll: 'markets', seen_at: 4000 });
+    expect([...store.readings.iterateHistory(4001, 4999)]).toEqual([]);
     expect([...store.readings.iterateHistory(0, 9999, { kinds: [] })]).toEqual([]);
   });
 
   it('leaves the connection free for writes between pages', () => {
     const it = store.readings.iterateHistory(0, 10_000, { pageSize: 2 });
-    expect(it.next().value?.entity).toBe('base/usd');
+    expect(it.next().value?.entity).toBe('m2');
     store.readings.savePoll('markets', [market('m9', 9999)], 9999);
     expect([...it].map((r) => r.entity).at(-1)).toBe('m9');
   });
 });
 
 describe('prune', () => {
-  it('removes only history older than the cutoff, in batches, and keeps latest', () => {
-    const batch = Array.from({ length: 50 }, (_, i) => market(`m${i % 5}`, 1000 + i * 100));
-    store.readings.savePoll('markets', batch, 9000);
-    // cutoff 3000: at = 1000..2900 (20 rows) go, at = 3000 stays
-    expect(store.readings.prune(3000, { batchSize: 7, maxRows: 10 })).toBe(10);
-    expect(store.readings.prune(3000, { batchSize: 7 })).toBe(10);
-    expect(store.readings.prune(3000)).toBe(0);
-    expect(store.readings.counts()).toMatchObject({ history: 30, oldestAt: 3000 });
-    expect(store.readings.historyAt('market', 'm0', 2999)).toBeUndefined();
-    expect(store.readings.historyAt('market', 'm0', 3000)?.at).toBe(3000);
+  it('removes only history stored before the cutoff, in batches, and keeps latest', () => {
+    for (let i = 0; i < 10; i++) {
+      store.readings.savePoll('markets', Array.from({ length: 5 }, (_, m) => market(`m${m}`, 1000 + i * 100, 0.1 + i / 100)), 1000 + i * 100);
+    }
+    // cutoff 1400: the polls stored at 1000..1300 (20 rows) go, the one at 1400 stays
+    expect(store.readings.prune(1400, { batchSize: 7, maxRows: 10 })).toBe(10);
+    expect(store.readings.prune(1400, { batchSize: 7 })).toBe(10);
+    expect(store.readings.prune(1400)).toBe(0);
+    expect(store.readings.counts()).toMatchObject({ history: 30, oldestAt: 1400 });
+    expect(store.readings.historyAt('market', 'm0', 1399)).toBeUndefined();
+    expect(store.readings.historyAt('market', 'm0', 1400)?.at).toBe(1400);
     expect(store.readings.latestAll('market')).toHaveLength(5);
   });
 });

@@ -235,66 +235,33 @@ describe('meta and prune', () => {
     expect(store.meta.get('x')).toBeUndefined();
   });
 
-  it('prunes history and poll runs, garbage-collects label sets, records when', () => {
+  it('prunes history and poll runs, garbage-collects reading shapes, records when', () => {
     const clock = new ManualClock(10_000);
     const store = track(openStore(join(dirs.make(), 'a.db'), { clock }));
     const old = { ...market('gone', 1000), labels: { only: 'old' } };
-    store.readings.savePoll('markets', [old, market('m1', 1000), market('m1', 9000)], 9000);
+    store.readings.savePoll('markets', [old, market('m1', 1000)], 1000);
+    store.readings.savePoll('markets', [market('m1', 9000, 0.7)], 9000);
     store.polls.record({ poll: 'markets', kind: 'metrics', ok: true, readings: [], rejected: [], started_at: 1000, finished_at: 1001 });
     store.polls.record({ poll: 'markets', kind: 'metrics', ok: true, readings: [], rejected: [], started_at: 9000, finished_at: 9001 });
-    const labelsets = () => (store.db.prepare('SELECT count(*) AS n FROM reading_labelsets').get() as { n: number }).n;
-    expect(labelsets()).toBe(2);
-    expect(store.prune(5000)).toEqual({ readings: 2, pollRuns: 1, labelsets: 1 });
-    expect(labelsets()).toBe(1);
+    const shapes = () => (store.db.prepare('SELECT count(*) AS n FROM history_shapes').get() as { n: number }).n;
+    expect(shapes()).toBe(2);
+    expect(store.prune(5000)).toEqual({ readings: 2, pollRuns: 1, shapes: 1 });
+    expect(shapes()).toBe(1);
     expect(store.meta.getNumber('last_pruned_at')).toBe(10_000);
     expect(store.readings.historyRange('market', 'm1', 0, 20_000).map((r) => r.at)).toEqual([9000]);
     expect(store.readings.historyAt('market', 'm1', 9000)?.labels).toEqual({ entity: 'm1', chain: 'base' });
   });
 });
 
-describe('schema version 5: readings as rowid tables', () => {
-  const pre5 = migrations.filter((m) => m.version < 5);
-
-  it('keeps every history revision and latest reading written under version 4, and the same answers', () => {
-    const path = join(dirs.make(), 'v4.db');
-    const old = openStore(path, { migrations: pre5 });
-    old.readings.savePoll('markets', [market('m1', 1000, 0.5), market('m2', 1000, 0.6)], 1000);
-    old.readings.savePoll('markets', [market('m1', 2000, 0.7), market('m2', 2000, 0.6)], 2000);
-    old.readings.savePoll('markets', [market('m1', 2000, 0.8)], 2500); // a revision of the same time
-    const before = {
-      history: [...old.readings.iterateHistory(0, 10_000)],
-      seen: [...old.readings.iterateHistory(0, 10_000, { by: 'seen' })],
-      latest: old.readings.latestAll('market'),
-      at: old.readings.historyAt('market', 'm1', 2000, 2100),
-      range: old.readings.historyRange('market', 'm1', 0, 3000),
-    };
-    old.close();
-
-    const store = track(openStore(path));
-    expect(store.version).toBe(migrations[migrations.length - 1]!.version);
-    expect([...store.readings.iterateHistory(0, 10_000)]).toEqual(before.history);
-    expect([...store.readings.iterateHistory(0, 10_000, { by: 'seen' })]).toEqual(before.seen);
-    expect(store.readings.latestAll('market')).toEqual(before.latest);
-    expect(store.readings.historyAt('market', 'm1', 2000, 2100)).toEqual(before.at);
-    expect(store.readings.historyRange('market', 'm1', 0, 3000)).toEqual(before.range);
-    expect(before.history).toHaveLength(5);
-
-    // Still one row per revision and one latest per entity: the old keys are unique indexes now.
-    store.readings.savePoll('markets', [market('m1', 2000, 0.8)], 2600);
-    expect([...store.readings.iterateHistory(0, 10_000)]).toHaveLength(5);
-    expect(store.readings.counts().latest).toEqual({ market: 2 });
-  });
-
-  it('stores a market reading of about 1 KB on shared pages, without an overflow page per row', () => {
+describe('reading rows stay on shared pages', () => {
+  it('stores a market reading with a 1 KB field without an overflow page per row', () => {
     const store = track(openStore(join(dirs.make(), 'pages.db')));
-    // A market row is about 1,050 bytes (910 of fields JSON, plus key and poll): past the ~1,000 bytes an
-    // index-style (WITHOUT ROWID) page keeps of a row, which spilled 500 rows onto 500 overflow pages.
+    // Schema 4 kept history WITHOUT ROWID with the fields JSON inline: a ~1,050-byte market row spilled onto an overflow
+    // page of its own. A long text field now lives in the reading's shape, stored once.
     const fields = { blob: 'x'.repeat(1000) };
     const rows = Array.from({ length: 500 }, (_, i) => market(`m${i}`, 1000, 0.5, fields));
     store.readings.savePoll('markets', rows, 1000);
     for (const table of ['reading_history', 'latest_readings']) {
-      const sql = (store.db.prepare(`SELECT sql FROM sqlite_master WHERE name = ?`).get(table) as { sql: string }).sql;
-      expect(sql, table).not.toMatch(/WITHOUT ROWID/i);
       const pages = store.db.prepare(`SELECT count(*) AS n FROM dbstat WHERE name = ? AND pagetype = 'overflow'`).get(table) as { n: number };
       expect(pages.n, `${table} overflow pages`).toBe(0);
     }

@@ -13,7 +13,7 @@ import { renderAnnotations } from '../rules/annotations.js';
 import { num } from '../rules/coerce.js';
 import { ruleReads } from '../rules/define.js';
 import { ruleKinds } from '../rules/registry.js';
-import type { HistoryView, RuleKind, Verdict } from '../rules/rule-kind.js';
+import { judgedReading, type HistoryView, type RuleKind, type Verdict } from '../rules/rule-kind.js';
 import type { RuleBase } from '../rules/schema.js';
 import { matchesSelect, type Select } from '../rules/select.js';
 import type { Store } from '../store/index.js';
@@ -106,6 +106,8 @@ interface CompiledRule {
   reads: readonly ReadingKind[];
   /** Fields whose unreadable value leaves the entity without a verdict (the kind's `needs`). */
   needs: readonly string[];
+  /** Which extreme of a bucketed reading it judges, per field (the kind's `worst`). */
+  worst: Readonly<Record<string, 'min' | 'max'>> | undefined;
   settings: LifecycleSettings;
   maxAge: number | undefined;
 }
@@ -257,6 +259,7 @@ export class AlertEngine {
         kind,
         reads: ruleReads(kind, rule),
         needs: kind.needs?.(rule) ?? [],
+        worst: kind.worst?.(rule),
         settings: {
           for: rule.for ?? 0,
           keep_firing_for: rule.keep_firing_for ?? 0,
@@ -403,7 +406,7 @@ export class AlertEngine {
       if (why !== undefined) return { status: 'data_error', reason: `${field} unreadable (${why})` };
     }
     try {
-      return c.kind.evaluate({ rule: c.rule, reading, now, history, active });
+      return c.kind.evaluate({ rule: c.rule, reading: judgedReading(reading, c.worst), now, history, active });
     } catch (err) {
       this.opts.log.error('alert_evaluate_failed', { rule: c.rule.name, entity: reading.entity, err });
       return { status: 'data_error', reason: 'evaluate_failed' };

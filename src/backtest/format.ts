@@ -43,6 +43,10 @@ export function formatBacktest(report: BacktestReport, opts: { json?: boolean } 
   const lines: string[] = [];
   const how = report.grouping.length === 0 ? 'nothing to replay' : `runs rebuilt from ${report.grouping.join(' and ')}`;
   lines.push(`backtest ${time(report.from)} → ${time(report.to)} UTC: ${report.runs} poll runs, ${report.readings} readings (${how})`);
+  if (report.resolution.some((p) => p.resolution !== 'raw')) {
+    const parts = report.resolution.map((p) => `${time(p.from)} → ${time(p.to)} ${p.resolution === 'raw' ? 'every reading' : '5-minute buckets (each rule judged the worst value of a bucket for its direction; no absence or source_down there)'}`);
+    lines.push(`resolution: ${parts.join('; ')}`);
+  }
   if (report.unassigned > 0) lines.push(`note: ${report.unassigned} readings stored too long after their poll run finished were not replayed`);
   const set = report.changed ? Object.entries(report.changed.set).map(([k, v]) => `${k}=${String(v)}`).join(', ') : '';
   lines.push('');

@@ -12,6 +12,12 @@
  * failed polls (no state change; `source_down` counts them). History of a poll without recorded runs in the range
  * is grouped by the time it was stored, one applyPoll per distinct time, and never reads as absence. Timers (`for`,
  * keep_firing_for, flap settling) run exactly when due, after every run of that same instant.
+ *
+ * History older than `storage.raw_retention` is kept as 5-minute buckets. That part of the range is replayed first, one
+ * applyPoll per poll and bucket at the bucket's end, each entity's reading carrying the bucket's extremes so a rule
+ * judges the worst of them for its direction (src/rules/rule-kind.ts `worst`). Buckets say nothing of runs that failed
+ * or of an entity missing from a run: over bucketed time readings are carried forward and `source_down` is not replayed.
+ * `resolution` says which part of the range used which.
  */
 import { AlertEngine, type AlertingSettings, type EngineResult, type SourceDownSettings } from '../alerts/engine.js';
 import { runTimersUntil } from '../alerts/timers.js';
@@ -20,6 +26,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type { AlertEvent, PollOutcome, Reading, ReadingKind } from '../model.js';
 import type { RuleBase } from '../rules/schema.js';
 import { openStore, type Store } from '../store/index.js';
+import { BUCKET_MS } from '../store/buckets.js';
 import type { RunRow as StoredRunRow } from '../store/poll-runs.js';
 
 /** What one replay produced. */
@@ -33,6 +40,15 @@ export interface ReplayResult {
   grouping: Array<'poll_runs' | 'timestamps'>;
   /** History rows stored too long after their run finished to be replayed with it. */
   unassigned: number;
+  /** The parts of the range by the resolution history had there, in time order. */
+  resolution: ResolutionPart[];
+}
+
+/** A part of a replayed range and the resolution its history was kept at. */
+export interface ResolutionPart {
+  from: number;
+  to: number;
+  resolution: 'raw' | '5m buckets';
 }
 
 /** Options of {@link replay}. */
@@ -70,12 +86,14 @@ const SEEN_SLACK = 1_000;
 /** Replays [from, to] of the source store's history; see the module comment for how runs are rebuilt. */
 export function replay(opts: ReplayOptions): ReplayResult {
   const { source, from, to } = opts;
+  // Where full-resolution history begins; before it, 5-minute buckets (runs there have no rows left to replay).
+  const rawFrom = Math.max(from, source.readings.rawSince() ?? to + 1);
   const runs = source.db
     .prepare<[number, number], RunRow>(
       `SELECT poll, kind, started_at, finished_at, ok, error, error_reason, rows FROM poll_runs
        WHERE finished_at BETWEEN ? AND ? ORDER BY finished_at, id`,
     )
-    .all(from, to);
+    .all(rawFrom, to);
   const runPolls = new Set(runs.map((r) => r.poll));
   const runsOf = new Map<string, number[]>();
   runs.forEach((r, i) => runsOf.set(r.poll, [...(runsOf.get(r.poll) ?? []), i]));
@@ -118,7 +136,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
     },
   });
   const tx = <T>(fn: () => T): T => state.transaction(fn);
-  const result: ReplayResult = { events: [], dataErrors: 0, runs: 0, readings: 0, grouping: [], unassigned: 0 };
+  const result: ReplayResult = { events: [], dataErrors: 0, runs: 0, readings: 0, grouping: [], unassigned: 0, resolution: [] };
   const collect = (rs: EngineResult[]) => {
     for (const r of rs) {
       result.events.push(...r.events);
@@ -193,8 +211,43 @@ export function replay(opts: ReplayOptions): ReplayResult {
     }
   };
 
+  /** Replays the buckets of [from, rawFrom): per poll and bucket one run at the bucket's end, readings carried forward. */
+  const replayBuckets = () => {
+    let start: number | undefined;
+    let batch = new Map<string, Reading[]>();
+    const flush = () => {
+      if (start === undefined) return;
+      const at = Math.min(start + BUCKET_MS, to);
+      asOf = at;
+      for (const [poll, readings] of [...batch].sort(([a], [b]) => a.localeCompare(b))) {
+        const carried = carry.get(poll) ?? new Map<string, Reading>();
+        for (const r of readings) carried.set(key(r.kind, r.entity), r);
+        carry.set(poll, carried);
+        for (const [k, r] of carried) seenBy.set(k, { poll, kind: r.kind, entity: r.entity });
+        const kind = POLL_KIND_OF[readings[0]!.kind] ?? readings[0]!.kind;
+        collect(runTimersUntil(engine, at - 1, tx));
+        apply({ poll, kind, ok: true, readings: [...carried.values()], rejected: [], started_at: at, finished_at: at });
+      }
+      batch = new Map();
+    };
+    let any = false;
+    for (const r of source.readings.iterateBuckets(from - BUCKET_MS + 1, Math.min(to, rawFrom - 1))) {
+      if (r.bucket!.start !== start) {
+        flush();
+        start = r.bucket!.start;
+      }
+      any = true;
+      const { poll, seen_at: _seen, ...reading } = r;
+      batch.set(poll, [...(batch.get(poll) ?? []), reading]);
+    }
+    flush();
+    if (any) result.resolution.push({ from, to: Math.min(to, rawFrom), resolution: '5m buckets' });
+  };
+
   try {
-    for (const r of source.readings.iterateHistory(from, to, { by: 'seen' })) {
+    replayBuckets();
+    if (rawFrom <= to) result.resolution.push({ from: rawFrom, to, resolution: 'raw' });
+    for (const r of source.readings.iterateHistory(rawFrom, to)) {
       advance(r.seen_at);
       const reading: Reading = { kind: r.kind, entity: r.entity, at: r.at, labels: r.labels, fields: r.fields, ...(r.unreadable ? { unreadable: r.unreadable } : {}) };
       if (runPolls.has(r.poll)) {

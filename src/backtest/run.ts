@@ -3,7 +3,7 @@ import type { AlertingSettings, SourceDownSettings } from '../alerts/engine.js';
 import type { Logger } from '../log.js';
 import type { RuleBase } from '../rules/schema.js';
 import type { Store } from '../store/index.js';
-import { replay } from './replay.js';
+import { replay, type ResolutionPart } from './replay.js';
 import { buildRows, summarize, type BacktestRow, type RuleSummary } from './report.js';
 import { applySet, BacktestError } from './set.js';
 
@@ -47,6 +47,8 @@ export interface BacktestReport {
   grouping: Array<'poll_runs' | 'timestamps'>;
   /** History rows stored too long after their poll run finished to be replayed with it. */
   unassigned: number;
+  /** Which parts of the range were replayed from full-resolution history and which from 5-minute buckets. */
+  resolution: ResolutionPart[];
   repeat_interval_ms: number;
   current: BacktestRun;
   /** With `set` applied. */
@@ -90,6 +92,7 @@ export function runBacktest(opts: BacktestOptions): BacktestReport {
     readings: current.replay.readings,
     grouping: current.replay.grouping,
     unassigned: current.replay.unassigned,
+    resolution: current.replay.resolution,
     repeat_interval_ms: repeat,
     current: current.run,
   };

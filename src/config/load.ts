@@ -11,6 +11,7 @@ import { parseYamlFile, problemAt, type YamlFile } from './yaml-file.js';
 import { describeIssue } from './issues.js';
 import { closest, knownKeysAt } from './suggest.js';
 import { crossCheck, ruleRef, type RuleRef } from './cross-check.js';
+import { formatDuration } from './duration.js';
 
 /** The rule schema assembled from the rule registry. */
 export const ruleSchema = buildRuleSchema(ruleKinds);
@@ -83,6 +84,7 @@ export function loadConfigText(file: string, text: string, opts: LoadOptions & {
   });
 
   problems.push(...crossCheck(yf, refs));
+  if (cfg) problems.push(...checkRawRetention(yf, cfg.storage.raw_retention, rules));
   const envShard = shardFromEnv(env, problems);
   if (problems.length || yf.problems.length) {
     // A secret pasted (or interpolated) into a key where it fails validation would be quoted back: not in a message.
@@ -242,4 +244,25 @@ function collectSecrets(doc: unknown): string[] {
     out.push(c.webhook_url, c.token, c.url, c.bearer_token, c.hmac_secret, obj(c.smtp).pass, ...Object.values(obj(c.headers)));
   }
   return out.filter((s): s is string => typeof s === 'string' && s.length > 0);
+}
+
+/**
+ * A rule that looks back (`window`) further than full-resolution history reaches would judge 5-minute buckets live: the
+ * config must keep raw history at least that long.
+ */
+function checkRawRetention(yf: YamlFile, raw: number, rules: readonly LoadedRule[]): ConfigProblem[] {
+  const longest = rules.reduce<LoadedRule | undefined>((best, r) => {
+    const w = (r.rule as { window?: unknown }).window;
+    return typeof w === 'number' && w > raw && w > ((best?.rule as { window?: number } | undefined)?.window ?? 0) ? r : best;
+  }, undefined);
+  if (!longest) return [];
+  const w = (longest.rule as unknown as { window: number }).window;
+  const written = (yf.value as { storage?: { raw_retention?: unknown } } | null)?.storage?.raw_retention !== undefined;
+  const at = problemAt(yf, written ? ['storage', 'raw_retention'] : [], '');
+  return [{
+    ...at,
+    message:
+      `storage.raw_retention (${formatDuration(raw)}${written ? '' : ', the default'}) is shorter than the window of rule '${longest.rule.name}' ` +
+      `(${formatDuration(w)}, ${longest.file}:${longest.line}:${longest.col}): it would judge 5-minute buckets; set raw_retention to ${formatDuration(w)} or more`,
+  }];
 }

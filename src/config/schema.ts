@@ -34,8 +34,13 @@ export const sourceSchema = z.strictObject({
 export const configSchema = z.strictObject({
   source: sourceSchema,
   storage: z
-    .strictObject({ path: z.string().min(1).default('./lookout.db'), retention: positiveDuration.default(30 * 86_400_000) })
-    .default({ path: './lookout.db', retention: 30 * 86_400_000 }),
+    .strictObject({
+      path: z.string().min(1).default('./lookout.db'),
+      retention: positiveDuration.default(30 * 86_400_000),
+      /** Full-resolution history for this long; older history is kept as 5-minute buckets up to `retention`. */
+      raw_retention: positiveDuration.default(2 * 86_400_000),
+    })
+    .default({ path: './lookout.db', retention: 30 * 86_400_000, raw_retention: 2 * 86_400_000 }),
   server: z
     .strictObject({
       listen: listen.default('127.0.0.1:9464'),

@@ -66,6 +66,24 @@ export interface RuleKind<R extends RuleBase = RuleBase> extends RuleKindSchema 
    * field): its alert keeps its state, whatever the kind would have made of the unknown value (SPEC §6).
    */
   needs?(rule: R): readonly string[];
+  /**
+   * Over bucketed history (a reading with `bucket`: 5-minute buckets past `storage.raw_retention`), which extreme of each
+   * field is the worst for this rule — `max` for a rule that fires above, `min` below. The engine judges the bucket's
+   * reading with those fields in place of its last values; fields not named keep the last value.
+   */
+  worst?(rule: R): Readonly<Record<string, 'min' | 'max'>>;
   /** Judges one reading; pure (no I/O but the history view). */
   evaluate(input: EvalInput<R>): Verdict;
+}
+
+/** The reading a rule judges: a bucket's worst values for the rule's direction in place of its last ones (see {@link RuleKind.worst}). */
+export function judgedReading(reading: Reading, worst: Readonly<Record<string, 'min' | 'max'>> | undefined): Reading {
+  const b = reading.bucket;
+  if (!b || !worst) return reading;
+  const fields = { ...reading.fields };
+  for (const [field, pick] of Object.entries(worst)) {
+    const v = (pick === 'max' ? b.max : b.min)[field];
+    if (v !== undefined) fields[field] = v;
+  }
+  return { ...reading, fields };
 }

@@ -19,6 +19,7 @@ export type { MetaRepo } from './meta.js';
 export { migrations, type Migration, type AppliedMigration, appliedMigrations, schemaVersion } from './migrations.js';
 export type { PollRun, PollRunSummary, PollRunsRepo } from './poll-runs.js';
 export type {
+  DownsampleResult,
   EntityKey,
   HistoryReading,
   PruneOptions,
@@ -44,7 +45,8 @@ export interface StoreOptions {
 export interface StorePruneResult {
   readings: number;
   pollRuns: number;
-  labelsets: number;
+  /** Reading shapes no longer used (at most once a day). */
+  shapes: number;
 }
 
 /** An open store. Not safe to share across worker threads; one per process is the norm. */
@@ -56,7 +58,7 @@ export interface Store {
   readonly readonly: boolean;
   /** Schema version after migrations. */
   readonly version: number;
-  readings: ReadingsRepo;
+  readings: ReadingsRepo & { forget(): void };
   polls: PollRunsRepo;
   meta: MetaRepo;
   /** Runs fn in one transaction (nested calls become savepoints, as better-sqlite3 does). fn must be synchronous. */
@@ -64,7 +66,7 @@ export interface Store {
   /** True when the DB's write lock can be taken right now (for /readyz): a meta write inside a rolled-back transaction. */
   writable(): boolean;
   /**
-   * Deletes reading history and poll runs older than `olderThan` (batched), label sets no longer used
+   * Deletes reading history and poll runs older than `olderThan` (batched), reading shapes no longer used
    * (at most once a day), and records `last_pruned_at` in meta.
    */
   prune(olderThan: number, opts?: { batchSize?: number; maxRows?: number }): StorePruneResult;
@@ -73,7 +75,7 @@ export interface Store {
 }
 
 const isMemory = (path: string): boolean => path === ':memory:' || path === '' || path.startsWith('file::memory:');
-const LABELSET_GC_INTERVAL_MS = 24 * 3600_000;
+const SHAPE_GC_INTERVAL_MS = 24 * 3600_000;
 
 function openConnection(path: string, readonly: boolean): Database.Database {
   try {
@@ -146,8 +148,23 @@ function assertWritable(db: Database.Database, file: string): void {
   }
 }
 
+/**
+ * Builds `make()` on first use: the readings repository prepares statements on tables of the newest schema, and a store
+ * opened with an older migration list (tests, tools) must still open.
+ */
+function lazy<T extends object>(make: () => T): T {
+  let real: T | undefined;
+  return new Proxy({} as T, {
+    get(_target, prop) {
+      real ??= make();
+      const v = Reflect.get(real, prop) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(real) : v;
+    },
+  });
+}
+
 function buildStore(db: Database.Database, path: string, readonly: boolean, clock: Clock): Store {
-  const readings = createReadingsRepo(db);
+  const readings = lazy(() => createReadingsRepo(db));
   const polls = createPollRunsRepo(db);
   const meta = createMetaRepo(db, clock);
   const probe = db.prepare(
@@ -189,15 +206,23 @@ function buildStore(db: Database.Database, path: string, readonly: boolean, cloc
     readings,
     polls,
     meta,
-    transaction: <T>(fn: () => T): T => db.transaction(fn)(),
+    transaction: <T>(fn: () => T): T => {
+      try {
+        return db.transaction(fn)();
+      } catch (err) {
+        // A rollback can take ids the history dictionaries just allocated with it.
+        if (db.open) readings.forget();
+        throw err;
+      }
+    },
     writable,
     prune(olderThan, opts = {}) {
-      const result = { readings: readings.prune(olderThan, opts), pollRuns: polls.prune(olderThan), labelsets: 0 };
+      const result = { readings: readings.prune(olderThan, opts), pollRuns: polls.prune(olderThan), shapes: 0 };
       const now = clock.now();
-      const lastGc = meta.getNumber('labelsets_pruned_at');
-      if (result.readings > 0 && (lastGc === undefined || now - lastGc >= LABELSET_GC_INTERVAL_MS)) {
-        result.labelsets = readings.pruneLabelsets();
-        meta.set('labelsets_pruned_at', String(now));
+      const lastGc = meta.getNumber('shapes_pruned_at');
+      if (result.readings > 0 && (lastGc === undefined || now - lastGc >= SHAPE_GC_INTERVAL_MS)) {
+        result.shapes = readings.pruneShapes();
+        meta.set('shapes_pruned_at', String(now));
       }
       meta.set('last_pruned_at', String(now));
       return result;

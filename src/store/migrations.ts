@@ -14,6 +14,7 @@ import { revisionsMigration } from './revisions-migration.js';
 import { historyRowidMigration } from './history-rowid-migration.js';
 import { partsSentMigration } from '../notify/parts-migration.js';
 import { slackThreadsMigration } from '../notify/threads-migration.js';
+import { compactHistoryMigration } from './compact-history-migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -22,6 +23,8 @@ export interface Migration {
   /** Short snake_case description, recorded beside the version. */
   name: string;
   up: string;
+  /** Work SQL cannot do (re-encoding rows), run after `up` in the same transaction. */
+  run?: (db: Database.Database) => void;
 }
 
 /** Every migration lookout knows, in order. Append one line per new migration. */
@@ -33,6 +36,7 @@ export const migrations: readonly Migration[] = [
   historyRowidMigration, // 5: readings (history, latest) as rowid tables (a market row fits on its page)
   partsSentMigration, // 6: notify_messages.parts_sent, so a split Slack message resumes after its accepted parts (src/notify/parts-migration.ts)
   slackThreadsMigration, // 7: notify_slack_threads, the message a Slack bot-mode notifier edits per incident (src/notify/threads-migration.ts)
+  compactHistoryMigration, // 8: compact history rows (ids + packed values), 5-minute buckets, latest_readings.sig (src/store/compact-history-migration.ts)
 ];
 
 /** One row of `schema_migrations`. */
@@ -125,6 +129,7 @@ export function migrate(db: Database.Database, opts: MigrateOptions): number[] {
     try {
       db.transaction(() => {
         db.exec(m.up);
+        m.run?.(db);
         record.run(m.version, m.name, opts.clock.now());
       })();
     } catch (err) {

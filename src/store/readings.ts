@@ -1,16 +1,24 @@
 /**
- * Readings: the newest reading per entity (`latest_readings`) and a history for windows and backtests
- * (`reading_history`, labels deduplicated in `reading_labelsets`). History keeps a row, stamped with the poll
- * time (`seen_at`), each time a poll returns an entity differently from how that poll last returned it: a new
- * time, a changed value under the same time, or an older time again. A reading returned unchanged is not stored
- * twice. So history answers both "what was the value at t" (by the reading's own time) and "what did each poll
- * return" (by seen_at, for backtests). Fields are stored as the JSON text of the reading, so big decimal strings
- * come back exactly as they went in.
+ * Readings: the newest reading per entity (`latest_readings`, JSON) and a history for windows and backtests.
+ *
+ * History at full resolution (`reading_history`) keeps a row, stamped with the poll time (`seen_at`), each time a
+ * poll returns an entity differently from how that poll last returned it: a changed value, a changed time of a daily
+ * record, an older time again. A market or position returned with the same values and only a newer `timestamp`,
+ * `block` or time costs no row (the previous row says the same; a backtest carries it forward). So history answers
+ * both "what was the value at t" (by the reading's own time) and "what did each poll return" (by seen_at, for
+ * backtests). Rows are compact (src/store/codec.ts): the entity, poll and shape are small integer ids, the values
+ * packed; the table is ordered by `seen_at` so a poll's rows are appended together and pruning cuts from the front.
+ *
+ * Past `storage.raw_retention`, {@link ReadingsRepo.downsample} folds full-resolution rows into 5-minute buckets
+ * (`reading_buckets`, src/store/buckets.ts): the last reading of each bucket plus the lowest and highest value of each
+ * numeric field. History reads answer from both; a reading from a bucket carries `bucket`.
  */
-import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
+import { bucketOf, bucketStart, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
+import { packReading, Reader, unpackFields, writeValue, Writer, type Shape } from './codec.js';
+import { hashedDictionary } from './dictionary.js';
 import { StoreError } from './errors.js';
 
 /** A reading as replayed from history, with the poll that stored it and when (that poll's time). */
@@ -18,27 +26,38 @@ export type HistoryReading = Reading & { poll: string; seen_at: number };
 
 /** What {@link ReadingsRepo.savePoll} wrote. */
 export interface SavePollResult {
-  /** New history rows (an entity returned exactly as this poll last returned it is not stored again). */
+  /** New history rows (an entity returned as this poll last returned it is not stored again). */
   inserted: number;
   /** Entities whose latest reading was written. */
   latest: number;
 }
 
-/** Row counts for the status page. `history` is a full count: cheap enough for a status view, not for a hot loop. */
+/** Row counts for the status page. Full counts: cheap enough for a status view, not for a hot loop. */
 export interface ReadingCounts {
   latest: Partial<Record<ReadingKind, number>>;
+  /** Full-resolution history rows. */
   history: number;
-  /** Oldest and newest `at` in history, null when empty. */
+  /** 5-minute buckets. */
+  buckets: number;
+  /** Oldest and newest time in history (a bucket's start, a row's storage time), null when empty. */
   oldestAt: number | null;
   newestAt: number | null;
 }
 
-/** Options of {@link ReadingsRepo.prune}. */
+/** Options of {@link ReadingsRepo.prune} and {@link ReadingsRepo.downsample}. */
 export interface PruneOptions {
-  /** Rows deleted per statement (each its own short write transaction outside a caller's). Default 5000. */
+  /** Rows handled per statement or transaction. Default 5000. */
   batchSize?: number;
   /** Stop after about this many rows, leaving the rest for the next call. Default: no limit. */
   maxRows?: number;
+}
+
+/** What {@link ReadingsRepo.downsample} did. */
+export interface DownsampleResult {
+  /** Full-resolution rows folded into buckets (and deleted). */
+  rows: number;
+  /** Bucket rows written (new or merged). */
+  buckets: number;
 }
 
 /** The (kind, entity) of a latest reading. */
@@ -63,20 +82,26 @@ export interface ReadingsRepo {
   /**
    * The newest stored reading with at ≤ t (of several revisions of that time, the last seen), or undefined when
    * history has none that old. With `asOf`, only rows stored by then count: history as it was at that time.
+   * From bucketed time: the newest bucket whose last reading is at ≤ t.
    */
   historyAt(kind: ReadingKind, entity: string, t: number, asOf?: number): Reading | undefined;
   /** Stored readings with from ≤ at ≤ to, oldest first, one per time (its last revision seen by `asOf`, default: any). */
   historyRange(kind: ReadingKind, entity: string, from: number, to: number, asOf?: number): Reading[];
   /**
-   * Every history row with from ≤ at ≤ to in time order (ties by kind, entity, seen_at, poll), or with
-   * `by: 'seen'` every row with from ≤ seen_at ≤ to in the order polls stored them; read in pages so memory stays
-   * bounded and the connection is free for other statements between pages.
+   * Every full-resolution history row with from ≤ seen_at ≤ to in the order polls stored them (ties by entity, time,
+   * poll); read in pages so memory stays bounded and the connection is free for other statements between pages.
    */
-  iterateHistory(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; by?: 'at' | 'seen' }): IterableIterator<HistoryReading>;
-  /** Deletes history with at < olderThan in batches; returns the rows deleted. */
+  iterateHistory(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number }): IterableIterator<HistoryReading>;
+  /** Every bucket with from ≤ start ≤ to, by start then entity; each reading carries `bucket`. */
+  iterateBuckets(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number }): IterableIterator<HistoryReading>;
+  /** The earliest time full-resolution history covers: the oldest row's storage time, null when there is none. */
+  rawSince(): number | null;
+  /** Folds full-resolution rows stored before `before` into 5-minute buckets, batch by batch; returns what it did. */
+  downsample(before: number, opts?: PruneOptions): DownsampleResult;
+  /** Deletes history stored before `olderThan` and buckets that start before it, in batches; returns the rows deleted. */
   prune(olderThan: number, opts?: PruneOptions): number;
-  /** Deletes label sets no history row points to (a full scan of history: run it rarely). Returns the rows deleted. */
-  pruneLabelsets(): number;
+  /** Deletes shapes no history row or bucket points to (a full scan: run it rarely). Returns the rows deleted. */
+  pruneShapes(): number;
   counts(): ReadingCounts;
 }
 
@@ -87,23 +112,30 @@ interface LatestRow {
   labels: string;
   fields: string;
 }
-interface HistoryRow extends LatestRow {
-  poll: string;
+interface RawRow {
   seen_at: number;
+  entity: number;
+  at: number;
+  poll: number;
+  shape: number;
+  vals: Buffer;
 }
-
-function labelsetHash(labelsJson: string): string {
-  return createHash('sha256').update(labelsJson).digest('base64url').slice(0, 22);
+interface BucketRow extends RawRow {
+  start: number;
 }
 
 /**
- * The key under which a reading's `unreadable` (field → reason) rides in its stored fields JSON, present only when some
- * field was sent unreadably: a backtest or a restart then judges those fields as the daemon did live (no data for the
- * rules that need them), not as a plain null. No service field can collide with it (a NUL in a JSON key).
+ * The key under which a reading's `unreadable` (field → reason) rides in its latest fields JSON, present only when some
+ * field was sent unreadably: a restart then judges those fields as the daemon did live. No service field can collide
+ * with it (a NUL in a JSON key).
  */
 const UNREADABLE = '\u0000unreadable';
 
-/** The stored JSON of a reading's fields, with its unreadable fields when there are any. */
+/** Kinds whose readings are snapshots of a current state: one with a newer time but the same values is not stored again. */
+const SNAPSHOT_KINDS = new Set<ReadingKind>(['market', 'position']);
+/** Fields that move every poll without saying anything new about a snapshot. */
+const MOVING = new Set(['timestamp', 'block']);
+
 function fieldsJson(r: Reading): string {
   const u = r.unreadable;
   return JSON.stringify(u && Object.keys(u).length ? { ...r.fields, [UNREADABLE]: u } : (r.fields ?? {}));
@@ -123,129 +155,237 @@ function toReading(r: LatestRow): Reading {
   };
 }
 
+const entityKey = (kind: string, entity: string): string => `${kind}\u0000${entity}`;
+
 /** Builds the readings repository over an open, migrated database; statements are prepared once here. */
-export function createReadingsRepo(db: Database.Database): ReadingsRepo {
+export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forget(): void } {
+  const entities = hashedDictionary<EntityKey>(db, 'history_entities', (t) => JSON.parse(t) as EntityKey);
+  const polls = hashedDictionary<string>(db, 'history_polls', (t) => JSON.parse(t) as string);
+  const shapes = hashedDictionary<Shape>(db, 'history_shapes', (t) => JSON.parse(t) as Shape);
+  const w = new Writer();
+
   const upsertLatest = db.prepare(
-    `INSERT INTO latest_readings (kind, entity, at, labels, fields, poll, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO latest_readings (kind, entity, at, labels, fields, poll, updated_at, sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (kind, entity) DO UPDATE SET at = excluded.at, labels = excluded.labels, fields = excluded.fields,
-       poll = excluded.poll, updated_at = excluded.updated_at`,
+       poll = excluded.poll, updated_at = excluded.updated_at, sig = excluded.sig`,
   );
   const insertHistory = db.prepare(
-    `INSERT OR IGNORE INTO reading_history (kind, entity, at, seen_at, fields, labelset, poll) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR IGNORE INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`,
   );
-  const lastReturned = db.prepare<[string, string], { at: number; labels: string; fields: string; poll: string }>(
-    `SELECT at, labels, fields, poll FROM latest_readings WHERE kind = ? AND entity = ?`,
+  const lastReturned = db.prepare<[string, string], { at: number; poll: string; sig: Buffer | null }>(
+    `SELECT at, poll, sig FROM latest_readings WHERE kind = ? AND entity = ?`,
   );
-  const insertLabelset = db.prepare(`INSERT OR IGNORE INTO reading_labelsets (hash, labels) VALUES (?, ?)`);
   const latestCols = `kind, entity, at, labels, fields`;
-  const getLatest = db.prepare<[string, string], LatestRow>(
-    `SELECT ${latestCols} FROM latest_readings WHERE kind = ? AND entity = ?`,
-  );
-  const allLatest = db.prepare<[string], LatestRow>(
-    `SELECT ${latestCols} FROM latest_readings WHERE kind = ? ORDER BY entity`,
-  );
-  const pollLatest = db.prepare<[string], LatestRow>(
-    `SELECT ${latestCols} FROM latest_readings WHERE poll = ? ORDER BY kind, entity`,
-  );
-  const pollEntities = db.prepare<[string], EntityKey>(
-    `SELECT kind, entity FROM latest_readings WHERE poll = ? ORDER BY kind, entity`,
-  );
+  const getLatest = db.prepare<[string, string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE kind = ? AND entity = ?`);
+  const allLatest = db.prepare<[string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE kind = ? ORDER BY entity`);
+  const pollLatest = db.prepare<[string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE poll = ? ORDER BY kind, entity`);
+  const pollEntities = db.prepare<[string], EntityKey>(`SELECT kind, entity FROM latest_readings WHERE poll = ? ORDER BY kind, entity`);
   const deleteLatest = db.prepare(`DELETE FROM latest_readings WHERE kind = ? AND entity = ?`);
-  const historyCols = `h.kind, h.entity, h.at, h.fields, l.labels, h.poll, h.seen_at`;
-  const historyFrom = `reading_history h LEFT JOIN reading_labelsets l ON l.hash = h.labelset`;
-  const getHistoryAt = db.prepare<[string, string, number, number], HistoryRow>(
-    `SELECT ${historyCols} FROM ${historyFrom} WHERE h.kind = ? AND h.entity = ? AND h.at <= ? AND h.seen_at <= ?
-     ORDER BY h.at DESC, h.seen_at DESC LIMIT 1`,
+
+  const rawCols = `seen_at, entity, at, poll, shape, vals`;
+  const rawAt = db.prepare<[number, number, number], RawRow>(
+    `SELECT ${rawCols} FROM reading_history WHERE entity = ? AND at <= ? AND seen_at <= ? ORDER BY at DESC, seen_at DESC LIMIT 1`,
   );
-  const getHistoryRange = db.prepare<{ kind: string; entity: string; from: number; to: number; asOf: number }, HistoryRow>(
-    `SELECT ${historyCols} FROM ${historyFrom}
-     WHERE h.kind = @kind AND h.entity = @entity AND h.at BETWEEN @from AND @to AND h.seen_at <= @asOf
-       AND NOT EXISTS (SELECT 1 FROM reading_history n WHERE n.kind = h.kind AND n.entity = h.entity AND n.at = h.at
-                       AND n.seen_at > h.seen_at AND n.seen_at <= @asOf)
-     ORDER BY h.at, h.seen_at`,
+  const rawRange = db.prepare<[number, number, number, number], RawRow>(
+    `SELECT ${rawCols} FROM reading_history WHERE entity = ? AND at BETWEEN ? AND ? AND seen_at <= ? ORDER BY at, seen_at`,
   );
-  // Keyset paging over the (at, kind, entity) or (seen_at, kind, entity) index (the primary key completes either
-  // order): each page seeks straight to where the last one ended, even when thousands of rows share one time.
-  // `kinds` is a JSON array or NULL for all kinds, so one statement serves every filter.
-  type PageArgs = { to: number; t: number; kind: string; entity: string; t2: number; poll: string; kinds: string | null; limit: number };
-  const kindsFilter = `(@kinds IS NULL OR h.kind IN (SELECT value FROM json_each(@kinds)))`;
-  const historyPageAt = db.prepare<PageArgs, HistoryRow>(
-    `SELECT ${historyCols} FROM ${historyFrom}
-     WHERE (h.at, h.kind, h.entity, h.seen_at, h.poll) > (@t, @kind, @entity, @t2, @poll) AND h.at <= @to AND ${kindsFilter}
-     ORDER BY h.at, h.kind, h.entity, h.seen_at, h.poll LIMIT @limit`,
+  const bucketCols = `start, seen_at, entity, at, poll, shape, vals`;
+  const bucketAt = db.prepare<[number, number, number, number], BucketRow>(
+    `SELECT ${bucketCols} FROM reading_buckets WHERE entity = ? AND start <= ? AND at <= ? AND seen_at <= ? ORDER BY start DESC LIMIT 1`,
   );
-  const historyPageSeen = db.prepare<PageArgs, HistoryRow>(
-    `SELECT ${historyCols} FROM ${historyFrom}
-     WHERE (h.seen_at, h.kind, h.entity, h.at, h.poll) > (@t, @kind, @entity, @t2, @poll) AND h.seen_at <= @to AND ${kindsFilter}
-     ORDER BY h.seen_at, h.kind, h.entity, h.at, h.poll LIMIT @limit`,
+  const bucketRange = db.prepare<[number, number, number, number, number, number], BucketRow>(
+    `SELECT ${bucketCols} FROM reading_buckets WHERE entity = ? AND start BETWEEN ? AND ? AND at BETWEEN ? AND ? AND seen_at <= ? ORDER BY start`,
   );
-  const pruneBatch = db.prepare(
-    `DELETE FROM reading_history WHERE (kind, entity, at) IN
-       (SELECT kind, entity, at FROM reading_history WHERE at < ? ORDER BY at LIMIT ?)`,
+  const bucketGet = db.prepare<[number, number], BucketRow>(`SELECT ${bucketCols} FROM reading_buckets WHERE entity = ? AND start = ?`);
+  const bucketPut = db.prepare(
+    `INSERT OR REPLACE INTO reading_buckets (entity, start, at, seen_at, poll, shape, n, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const pruneLabelsetsStmt = db.prepare(
-    `DELETE FROM reading_labelsets WHERE hash NOT IN (SELECT labelset FROM reading_history)`,
+  type Cursor = { t: number; e: number; a: number; p: number };
+  const rawPage = db.prepare<Cursor & { to: number; limit: number }, RawRow>(
+    `SELECT ${rawCols} FROM reading_history WHERE (seen_at, entity, at, poll) > (@t, @e, @a, @p) AND seen_at <= @to
+     ORDER BY seen_at, entity, at, poll LIMIT @limit`,
   );
-  const countLatest = db.prepare<[], { kind: ReadingKind; n: number }>(
-    `SELECT kind, count(*) AS n FROM latest_readings GROUP BY kind ORDER BY kind`,
+  const bucketPage = db.prepare<{ t: number; e: number; to: number; limit: number }, BucketRow>(
+    `SELECT ${bucketCols} FROM reading_buckets WHERE (start, entity) > (@t, @e) AND start <= @to ORDER BY start, entity LIMIT @limit`,
   );
-  const countHistory = db.prepare<[], { n: number; oldest: number | null; newest: number | null }>(
-    `SELECT (SELECT count(*) FROM reading_history) AS n, (SELECT min(at) FROM reading_history) AS oldest,
-            (SELECT max(at) FROM reading_history) AS newest`,
+  const oldestRaw = db.prepare<[], { t: number | null }>(`SELECT min(seen_at) AS t FROM reading_history`);
+  const rawBefore = db.prepare<[number, number], RawRow>(
+    `SELECT ${rawCols} FROM reading_history WHERE seen_at < ? ORDER BY seen_at, entity, at, poll LIMIT ?`,
   );
+  const deleteRawThrough = db.prepare<[number, number, number, number, number]>(
+    `DELETE FROM reading_history WHERE seen_at < ? AND (seen_at, entity, at, poll) <= (?, ?, ?, ?)`,
+  );
+  const pruneRawBatch = db.prepare(
+    `DELETE FROM reading_history WHERE (seen_at, entity, at, poll) IN
+       (SELECT seen_at, entity, at, poll FROM reading_history WHERE seen_at < ? ORDER BY seen_at LIMIT ?)`,
+  );
+  const pruneBucketBatch = db.prepare(
+    `DELETE FROM reading_buckets WHERE (entity, start) IN
+       (SELECT entity, start FROM reading_buckets WHERE start < ? ORDER BY start LIMIT ?)`,
+  );
+  const pruneShapesStmt = db.prepare(
+    `DELETE FROM history_shapes WHERE id NOT IN (SELECT shape FROM reading_history) AND id NOT IN (SELECT shape FROM reading_buckets)`,
+  );
+  const countLatest = db.prepare<[], { kind: ReadingKind; n: number }>(`SELECT kind, count(*) AS n FROM latest_readings GROUP BY kind ORDER BY kind`);
+  const countHistory = db.prepare<[], { n: number; b: number; oldRaw: number | null; oldBucket: number | null; newest: number | null }>(
+    `SELECT (SELECT count(*) FROM reading_history) AS n, (SELECT count(*) FROM reading_buckets) AS b,
+            (SELECT min(seen_at) FROM reading_history) AS oldRaw, (SELECT min(start) FROM reading_buckets) AS oldBucket,
+            (SELECT max(seen_at) FROM reading_history) AS newest`,
+  );
+
+  const shapeOf = (id: number): Shape => {
+    const s = shapes.valueOf(id);
+    if (!s) throw new StoreError('E_STORE_INVALID', `history row points to unknown shape ${id}`);
+    return s;
+  };
+  const entityOf = (id: number): EntityKey => {
+    const e = entities.valueOf(id);
+    if (!e) throw new StoreError('E_STORE_INVALID', `history row points to unknown entity ${id}`);
+    return e;
+  };
+
+  /** A full-resolution row as a reading. */
+  function rawReading(row: RawRow, e: EntityKey = entityOf(row.entity)): HistoryReading {
+    const shape = shapeOf(row.shape);
+    const fields = unpackFields(shape, new Reader(row.vals), row.at);
+    return {
+      kind: e.kind,
+      entity: e.entity,
+      at: row.at,
+      labels: shape.labels,
+      fields,
+      ...(shape.unreadable ? { unreadable: shape.unreadable } : {}),
+      poll: polls.valueOf(row.poll) ?? '',
+      seen_at: row.seen_at,
+    };
+  }
+
+  /** A bucket row as a reading of its last values, with the bucket's extremes. */
+  function bucketReading(row: BucketRow, e: EntityKey = entityOf(row.entity)): HistoryReading {
+    const shape = shapeOf(row.shape);
+    const r = new Reader(row.vals);
+    const fields = unpackFields(shape, r, row.at);
+    const tail = readBucketTail(r, shape, fields, row.at);
+    return {
+      kind: e.kind,
+      entity: e.entity,
+      at: row.at,
+      labels: shape.labels,
+      fields,
+      ...(shape.unreadable ? { unreadable: shape.unreadable } : {}),
+      bucket: { start: row.start, n: tail.n, min: tail.min, max: tail.max },
+      poll: polls.valueOf(row.poll) ?? '',
+      seen_at: row.seen_at,
+    };
+  }
+
+  /** The values that say whether a snapshot changed: the shape and every packed value but the moving ones, absolute. */
+  function signature(r: Reading, shape: number): Buffer {
+    w.varint(shape);
+    for (const [k, v] of Object.entries(r.fields)) if (!MOVING.has(k) && (v === null || typeof v !== 'object')) writeValue(w, v, 0);
+    return w.take();
+  }
 
   const save = db.transaction((poll: string, readings: readonly Reading[], now: number): SavePollResult => {
     let inserted = 0;
+    const pollId = polls.idOf(poll, () => JSON.stringify(poll));
     // The newest reading per entity wins `latest`, whatever order the batch came in.
-    const newest = new Map<string, { r: Reading; labels: string; fields: string }>();
+    const newest = new Map<string, { r: Reading; labels: string; fields: string; sig: Buffer | null }>();
     for (const r of readings) {
       if (!Number.isFinite(r.at)) {
         throw new StoreError('E_STORE_INVALID', `poll ${poll}: reading ${r.kind}/${r.entity} has a non-finite time (${r.at})`);
       }
       const labels = JSON.stringify(r.labels ?? {});
-      const fields = fieldsJson(r);
-      // Unchanged since this poll last returned it: nothing new to keep (a backtest carries it forward).
+      const key = entityKey(r.kind, r.entity);
+      const entityId = entities.idOf(key, () => JSON.stringify({ kind: r.kind, entity: r.entity }));
+      const packed = packReading(w, r.labels ?? {}, r.fields ?? {}, r.unreadable, r.at);
+      const shapeId = shapes.idOf(packed.shape, () => packed.shape);
       const last = lastReturned.get(r.kind, r.entity);
-      const unchanged = last !== undefined && last.poll === poll && last.at === r.at && last.fields === fields && last.labels === labels;
-      const hash = unchanged ? '' : labelsetHash(labels);
-      if (!unchanged && insertHistory.run(r.kind, r.entity, r.at, now, fields, hash, poll).changes > 0) {
-        inserted++;
-        insertLabelset.run(hash, labels);
-      }
-      const key = `${r.kind}\u0000${r.entity}`;
+      // A snapshot may move on in time with the same values; any other reading must also keep its time.
+      const snapshot = SNAPSHOT_KINDS.has(r.kind);
+      const sig = signature(r, shapeId);
+      const unchanged =
+        last !== undefined && last.poll === poll && last.sig !== null && last.sig.equals(sig) && (snapshot ? r.at >= last.at : r.at === last.at);
+      if (!unchanged && insertHistory.run(now, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
       const prev = newest.get(key);
-      if (!prev || r.at >= prev.r.at) newest.set(key, { r, labels, fields });
+      if (!prev || r.at >= prev.r.at) newest.set(key, { r, labels, fields: fieldsJson(r), sig });
     }
-    for (const { r, labels, fields } of newest.values()) {
-      upsertLatest.run(r.kind, r.entity, r.at, labels, fields, poll, now);
+    for (const { r, labels, fields, sig } of newest.values()) {
+      upsertLatest.run(r.kind, r.entity, r.at, labels, fields, poll, now, sig);
     }
     return { inserted, latest: newest.size };
   });
 
-  function* iterate(
-    from: number,
-    to: number,
-    opts: { kinds?: readonly ReadingKind[]; pageSize?: number; by?: 'at' | 'seen' } = {},
-  ): IterableIterator<HistoryReading> {
-    const limit = Math.max(1, opts.pageSize ?? 2000);
-    const kinds = opts.kinds ? JSON.stringify(opts.kinds) : null;
-    const bySeen = opts.by === 'seen';
-    const page = bySeen ? historyPageSeen : historyPageAt;
-    // Kinds are never empty, so (from, kind, ...) > (from, '', ...) for every row at `from`.
-    let cursor = { t: from, kind: '', entity: '', t2: Number.MIN_SAFE_INTEGER, poll: '' };
+  const forget = () => {
+    entities.forget();
+    polls.forget();
+    shapes.forget();
+  };
+
+  function* pages<R>(first: () => R[], next: (last: R) => R[], limit: number): IterableIterator<R> {
+    let rows = first();
     for (;;) {
-      const rows = page.all({ to, ...cursor, kinds, limit });
-      for (const row of rows) yield { ...toReading(row), poll: row.poll, seen_at: row.seen_at };
+      yield* rows;
       if (rows.length < limit) return;
-      const last = rows[rows.length - 1]!;
-      cursor = bySeen
-        ? { t: last.seen_at, kind: last.kind, entity: last.entity, t2: last.at, poll: last.poll }
-        : { t: last.at, kind: last.kind, entity: last.entity, t2: last.seen_at, poll: last.poll };
+      rows = next(rows[rows.length - 1]!);
     }
   }
 
+  const kindFilter = (kinds: readonly ReadingKind[] | undefined) => {
+    const set = kinds ? new Set<string>(kinds) : undefined;
+    return (e: EntityKey) => !set || set.has(e.kind);
+  };
+
+  function bucketWrite(entity: number, b: Bucket): void {
+    const shape = shapeOf(b.shape);
+    writeBucketValues(w, shape, b);
+    bucketPut.run(entity, b.start, b.at, b.seenAt, b.poll, b.shape, b.n, w.take());
+  }
+
+  function bucketRead(row: BucketRow): Bucket {
+    const shape = shapeOf(row.shape);
+    const r = new Reader(row.vals);
+    const fields = unpackFields(shape, r, row.at);
+    const tail = readBucketTail(r, shape, fields, row.at);
+    return { start: row.start, at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields, ...tail };
+  }
+
+  const downsampleBatch = db.transaction((before: number, limit: number): DownsampleResult => {
+    const rows = rawBefore.all(before, limit);
+    if (rows.length === 0) return { rows: 0, buckets: 0 };
+    const folded = new Map<string, { entity: number; b: Bucket }>();
+    for (const row of rows) {
+      const fields = unpackFields(shapeOf(row.shape), new Reader(row.vals), row.at);
+      const b = bucketOf({ at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields });
+      const k = `${row.entity}:${b.start}`;
+      const acc = folded.get(k);
+      folded.set(k, { entity: row.entity, b: acc ? mergeBuckets(acc.b, b) : b });
+    }
+    for (const { entity, b } of folded.values()) {
+      const stored = bucketGet.get(entity, b.start);
+      bucketWrite(entity, stored ? mergeBuckets(bucketRead(stored), b) : b);
+    }
+    const last = rows[rows.length - 1]!;
+    deleteRawThrough.run(before, last.seen_at, last.entity, last.at, last.poll);
+    return { rows: rows.length, buckets: folded.size };
+  });
+
+  function inTx<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      forget();
+      throw err;
+    }
+  }
+
+  function entityId(kind: ReadingKind, entity: string): number | undefined {
+    return entities.find(entityKey(kind, entity));
+  }
+
   return {
-    savePoll: (poll, readings, now) => save(poll, readings, now),
+    forget,
+    savePoll: (poll, readings, now) => inTx(() => save(poll, readings, now)),
     latest: (kind, entity) => {
       const row = getLatest.get(kind, entity);
       return row ? toReading(row) : undefined;
@@ -255,32 +395,99 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo {
     entitiesForPoll: (poll) => pollEntities.all(poll),
     removeLatest: (kind, entity) => deleteLatest.run(kind, entity).changes > 0,
     historyAt: (kind, entity, t, asOf = Number.MAX_SAFE_INTEGER) => {
-      const row = getHistoryAt.get(kind, entity, t, asOf);
-      return row ? toReading(row) : undefined;
+      const id = entityId(kind, entity);
+      if (id === undefined) return undefined;
+      const e = { kind, entity };
+      const raw = rawAt.get(id, t, asOf);
+      const bucket = bucketAt.get(id, t, t, asOf);
+      if (raw && (!bucket || raw.at > bucket.at || (raw.at === bucket.at && raw.seen_at >= bucket.seen_at))) return plain(rawReading(raw, e));
+      return bucket ? plain(bucketReading(bucket, e)) : undefined;
     },
-    historyRange: (kind, entity, from, to, asOf = Number.MAX_SAFE_INTEGER) =>
-      getHistoryRange.all({ kind, entity, from, to, asOf }).map(toReading),
-    iterateHistory: iterate,
+    historyRange: (kind, entity, from, to, asOf = Number.MAX_SAFE_INTEGER) => {
+      const id = entityId(kind, entity);
+      if (id === undefined) return [];
+      const e = { kind, entity };
+      const all = [
+        ...bucketRange.all(id, bucketStart(from), to, from, to, asOf).map((row) => bucketReading(row, e)),
+        ...rawRange.all(id, from, to, asOf).map((row) => rawReading(row, e)),
+      ].sort((a, b) => a.at - b.at || a.seen_at - b.seen_at);
+      // One per time: its last revision.
+      const out: Reading[] = [];
+      for (let i = 0; i < all.length; i++) if (i === all.length - 1 || all[i + 1]!.at !== all[i]!.at) out.push(plain(all[i]!));
+      return out;
+    },
+    iterateHistory: (from, to, opts = {}) => {
+      const limit = Math.max(1, opts.pageSize ?? 2000);
+      const keep = kindFilter(opts.kinds);
+      const rows = pages<RawRow>(
+        () => rawPage.all({ t: from, e: -1, a: Number.MIN_SAFE_INTEGER, p: -1, to, limit }),
+        (l) => rawPage.all({ t: l.seen_at, e: l.entity, a: l.at, p: l.poll, to, limit }),
+        limit,
+      );
+      return (function* () {
+        for (const row of rows) {
+          const e = entityOf(row.entity);
+          if (keep(e)) yield rawReading(row, e);
+        }
+      })();
+    },
+    iterateBuckets: (from, to, opts = {}) => {
+      const limit = Math.max(1, opts.pageSize ?? 2000);
+      const keep = kindFilter(opts.kinds);
+      const rows = pages<BucketRow>(
+        () => bucketPage.all({ t: from, e: -1, to, limit }),
+        (l) => bucketPage.all({ t: l.start, e: l.entity, to, limit }),
+        limit,
+      );
+      return (function* () {
+        for (const row of rows) {
+          const e = entityOf(row.entity);
+          if (keep(e)) yield bucketReading(row, e);
+        }
+      })();
+    },
+    rawSince: () => oldestRaw.get()?.t ?? null,
+    downsample: (before, opts = {}) => {
+      const batch = Math.max(1, opts.batchSize ?? 5000);
+      const max = opts.maxRows ?? Infinity;
+      const total: DownsampleResult = { rows: 0, buckets: 0 };
+      while (total.rows < max) {
+        const done = inTx(() => downsampleBatch(before, Math.min(batch, max - total.rows)));
+        total.rows += done.rows;
+        total.buckets += done.buckets;
+        if (done.rows === 0) break;
+      }
+      return total;
+    },
     prune: (olderThan, opts = {}) => {
       const batch = Math.max(1, opts.batchSize ?? 5000);
       const max = opts.maxRows ?? Infinity;
       let total = 0;
-      while (total < max) {
-        const want = Math.min(batch, max - total);
-        const n = pruneBatch.run(olderThan, want).changes;
-        total += n;
-        if (n < want) break;
+      for (const stmt of [pruneRawBatch, pruneBucketBatch]) {
+        while (total < max) {
+          const want = Math.min(batch, max - total);
+          const n = stmt.run(olderThan, want).changes;
+          total += n;
+          if (n < want) break;
+        }
       }
       return total;
     },
-    pruneLabelsets: () => pruneLabelsetsStmt.run().changes,
+    pruneShapes: () => inTx(() => pruneShapesStmt.run().changes),
     counts: () => {
       const latest: Partial<Record<ReadingKind, number>> = {};
       for (const { kind, n } of countLatest.all()) latest[kind] = n;
       const h = countHistory.get()!;
-      return { latest, history: h.n, oldestAt: h.oldest, newestAt: h.newest };
+      const olds = [h.oldRaw, h.oldBucket].filter((x): x is number => x !== null);
+      return { latest, history: h.n, buckets: h.b, oldestAt: olds.length ? Math.min(...olds) : null, newestAt: h.newest };
     },
   };
+}
+
+/** A history reading without its storage bookkeeping (poll, seen_at): what a rule's view of the past returns. */
+function plain(r: HistoryReading): Reading {
+  const { poll: _poll, seen_at: _seen, ...reading } = r;
+  return reading;
 }
 
 /** Stored history as a rule kind reads it (the engine's, a page's or a report's view of the past). */
@@ -288,5 +495,40 @@ export function historyView(readings: Pick<ReadingsRepo, 'historyAt' | 'historyR
   return {
     at: (kind, entity, t) => readings.historyAt(kind, entity, t),
     range: (kind, entity, from, to) => readings.historyRange(kind, entity, from, to),
+  };
+}
+
+/** One full-resolution history row as an older schema stored it, for the migration that converts them. */
+export interface ImportRow {
+  kind: ReadingKind;
+  entity: string;
+  at: number;
+  seen_at: number;
+  poll: string;
+  labels: Record<string, string>;
+  /** The fields as stored in JSON, the unreadable map under its NUL-prefixed key when there was one. */
+  fields: Record<string, unknown>;
+}
+
+/** Writes rows of an older schema into today's history tables (migration 8); call inside its transaction. */
+export function createHistoryImporter(db: Database.Database): (row: ImportRow) => void {
+  const entities = hashedDictionary<EntityKey>(db, 'history_entities', (t) => JSON.parse(t) as EntityKey);
+  const polls = hashedDictionary<string>(db, 'history_polls', (t) => JSON.parse(t) as string);
+  const shapes = hashedDictionary<Shape>(db, 'history_shapes', (t) => JSON.parse(t) as Shape);
+  const insert = db.prepare(`INSERT OR IGNORE INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`);
+  const w = new Writer();
+  return (row) => {
+    const fields = { ...row.fields };
+    const unreadable = fields[UNREADABLE] as Record<string, string> | undefined;
+    delete fields[UNREADABLE];
+    const packed = packReading(w, row.labels, fields, unreadable, row.at);
+    insert.run(
+      row.seen_at,
+      entities.idOf(entityKey(row.kind, row.entity), () => JSON.stringify({ kind: row.kind, entity: row.entity })),
+      row.at,
+      polls.idOf(row.poll, () => JSON.stringify(row.poll)),
+      shapes.idOf(packed.shape, () => packed.shape),
+      packed.vals,
+    );
   };
 }

@@ -46,6 +46,8 @@ export const oracleLag = defineKind({
     }
     return out;
   },
+  // The oldest update in a bucket, judged at the bucket's end: the worst lag it could have shown.
+  worst: () => ({ oracle_last_update: 'min' }),
   evaluate({ rule, reading, now }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields.oracle_last_update;

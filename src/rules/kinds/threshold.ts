@@ -24,6 +24,7 @@ export const threshold = defineKind({
     op: z.enum(operatorIds),
     value: z.number(),
   },
+  worst: (rule): Record<string, 'min' | 'max'> => (rule.op.startsWith('>') ? { [rule.field]: 'max' } : rule.op.startsWith('<') ? { [rule.field]: 'min' } : {}),
   readingKinds: (rule) => [rule.reading],
   check(rule) {
     const out: RuleProblem[] = [];

@@ -17,6 +17,7 @@ export const utilizationAbove = defineKind({
   reads: ['market'],
   context: ['utilization', 'clear_below'],
   needs: () => ['utilization'],
+  worst: () => ({ utilization: 'max' }),
   params: { threshold: fraction, clear_below: fraction.optional() },
   check(rule) {
     if (rule.clear_below !== undefined && rule.clear_below >= rule.threshold) {

@@ -1,0 +1,252 @@
+/**
+ * The compact form of a stored reading. A reading splits into its **shape** — labels, the key order, every value that
+ * is not a number (strings, nested objects such as a market's asset info), unreadable fields — which changes rarely
+ * and is stored once per distinct shape, and its **values**: the numbers, booleans, nulls and decimal integer strings
+ * (token amounts, raw oracle prices) packed into a few bytes each:
+ *
+ * - a number with a short decimal form (0.644698, 1.386636e-2, 52085279.95) as its digits and scale: 3–6 bytes;
+ * - an integer close to the reading's own time (a timestamp, an oracle update) as the difference: 1–4 bytes;
+ * - other safe integers as a varint, anything else as the 8-byte double;
+ * - a decimal integer string as its digits without trailing zeros, in binary, and the zeros' count
+ *   ("1201231211320350000000000000000000000": 9 bytes), kept exactly: decoding gives back the same string.
+ *
+ * Every value is one tag byte (type in the low 3 bits, a parameter in the high 5) and its payload. Decoding needs the
+ * shape and the reading's time. A non-finite number is stored as null, as the JSON form stored it before.
+ */
+
+/** What a reading's fields and labels split into. `dyn` marks the keys whose values are in the packed values. */
+export interface Shape {
+  labels: Record<string, string>;
+  keys: string[];
+  /** Per key: 1 = packed value, 0 = in `fixed`. */
+  dyn: number[];
+  fixed: Record<string, unknown>;
+  unreadable?: Record<string, string>;
+}
+
+const T_NULL = 0;
+const T_BOOL = 1; // param: 0 false, 1 true
+const T_INT = 2; // zigzag varint
+const T_DELTA = 3; // zigzag varint of value − base (the reading's time)
+const T_DEC = 4; // param: scale 1..31; zigzag varint mantissa; value = mantissa × 10^−scale
+const T_F64 = 5; // 8 bytes little-endian
+const T_DIGITS = 6; // param: 0 non-negative, 1 negative; varint trailing zeros, varint byte count, magnitude big-endian
+const T_TEXT = 7; // varint byte count, UTF-8 (a value kept as it was when no other form reproduces it)
+
+const DIGITS = /^-?(?:0|[1-9]\d*)$/;
+const MAX_ZIG = 2 ** 52;
+
+/** True for the values that go into the packed part: numbers, booleans, null, decimal integer strings. */
+export function isPacked(v: unknown): boolean {
+  return v === null || typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= 200 && DIGITS.test(v));
+}
+
+/** A growable byte buffer. */
+export class Writer {
+  private buf = Buffer.allocUnsafe(256);
+  private n = 0;
+  private room(k: number): void {
+    if (this.n + k <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.n + k));
+    this.buf.copy(next, 0, 0, this.n);
+    this.buf = next;
+  }
+  byte(b: number): void {
+    this.room(1);
+    this.buf[this.n++] = b;
+  }
+  varint(v: number): void {
+    this.room(8);
+    while (v >= 0x80) {
+      this.buf[this.n++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    this.buf[this.n++] = v;
+  }
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.n);
+    this.n += b.length;
+  }
+  f64(v: number): void {
+    this.room(8);
+    this.buf.writeDoubleLE(v, this.n);
+    this.n += 8;
+  }
+  get length(): number {
+    return this.n;
+  }
+  /** A copy of what was written; the writer starts over. */
+  take(): Buffer {
+    const out = Buffer.from(this.buf.subarray(0, this.n));
+    this.n = 0;
+    return out;
+  }
+}
+
+/** Reads what a {@link Writer} wrote. */
+export class Reader {
+  pos = 0;
+  constructor(private readonly buf: Uint8Array) {}
+  get done(): boolean {
+    return this.pos >= this.buf.length;
+  }
+  byte(): number {
+    if (this.pos >= this.buf.length) throw new RangeError('packed values end early');
+    return this.buf[this.pos++]!;
+  }
+  varint(): number {
+    let v = 0;
+    let mul = 1;
+    for (;;) {
+      const b = this.byte();
+      v += (b & 0x7f) * mul;
+      if (b < 0x80) return v;
+      mul *= 0x80;
+    }
+  }
+  bytes(k: number): Uint8Array {
+    if (this.pos + k > this.buf.length) throw new RangeError('packed values end early');
+    const out = this.buf.subarray(this.pos, this.pos + k);
+    this.pos += k;
+    return out;
+  }
+  f64(): number {
+    const b = this.bytes(8);
+    return Buffer.from(b.buffer, b.byteOffset, 8).readDoubleLE(0);
+  }
+}
+
+const zig = (v: number): number => (v >= 0 ? v * 2 : -v * 2 - 1);
+const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+
+/** A number's shortest decimal form as mantissa × 10^−scale with scale 1..31, or null when it has none that small. */
+function decimalOf(x: number): { m: number; scale: number } | null {
+  const s = String(Math.abs(x));
+  const match = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(s);
+  if (!match) return null;
+  const frac = match[2] ?? '';
+  const scale = frac.length - Number(match[3] ?? 0);
+  if (scale < 1 || scale > 31) return null;
+  const m = Number(match[1]! + frac);
+  if (!Number.isSafeInteger(m) || m >= MAX_ZIG) return null;
+  return { m: x < 0 ? -m : m, scale };
+}
+
+function bigintBytes(digits: string): Uint8Array {
+  let hex = BigInt(digits).toString(16);
+  if (hex.length % 2) hex = `0${hex}`;
+  return Buffer.from(hex, 'hex');
+}
+
+/** Appends one value (anything {@link isPacked} accepts; other values are kept as text of their JSON). */
+export function writeValue(w: Writer, v: unknown, base: number): void {
+  if (v === null || v === undefined) return w.byte(T_NULL);
+  if (typeof v === 'boolean') return w.byte(T_BOOL | ((v ? 1 : 0) << 3));
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) return w.byte(T_NULL);
+    if (Number.isInteger(v) && !Object.is(v, -0) && Math.abs(v) < MAX_ZIG) {
+      const d = v - base;
+      if (Math.abs(d) < Math.abs(v) && Math.abs(d) < MAX_ZIG) {
+        w.byte(T_DELTA);
+        return w.varint(zig(d));
+      }
+      w.byte(T_INT);
+      return w.varint(zig(v));
+    }
+    const dec = decimalOf(v);
+    if (dec && Number(`${dec.m}e-${dec.scale}`) === v) {
+      w.byte(T_DEC | (dec.scale << 3));
+      return w.varint(zig(dec.m));
+    }
+    w.byte(T_F64);
+    return w.f64(v);
+  }
+  if (typeof v === 'string' && DIGITS.test(v) && v !== '-0') {
+    const neg = v.startsWith('-');
+    const abs = neg ? v.slice(1) : v;
+    const trimmed = abs.replace(/0+$/, '') || '0';
+    const zeros = abs === '0' ? 0 : abs.length - trimmed.length;
+    w.byte(T_DIGITS | ((neg ? 1 : 0) << 3));
+    w.varint(zeros);
+    const b = bigintBytes(trimmed);
+    w.varint(b.length);
+    return w.bytes(b);
+  }
+  const text = Buffer.from(typeof v === 'string' ? v : JSON.stringify(v), 'utf8');
+  w.byte(T_TEXT | ((typeof v === 'string' ? 0 : 1) << 3));
+  w.varint(text.length);
+  w.bytes(text);
+}
+
+/** Reads one value written by {@link writeValue}. */
+export function readValue(r: Reader, base: number): unknown {
+  const tag = r.byte();
+  const param = tag >> 3;
+  switch (tag & 7) {
+    case T_NULL:
+      return null;
+    case T_BOOL:
+      return param === 1;
+    case T_INT:
+      return unzig(r.varint());
+    case T_DELTA:
+      return base + unzig(r.varint());
+    case T_DEC:
+      return Number(`${unzig(r.varint())}e-${param}`);
+    case T_F64:
+      return r.f64();
+    case T_DIGITS: {
+      const zeros = r.varint();
+      const b = r.bytes(r.varint());
+      const digits = BigInt(`0x${Buffer.from(b).toString('hex') || '0'}`).toString() + '0'.repeat(zeros);
+      return param === 1 ? `-${digits}` : digits;
+    }
+    default: {
+      const text = Buffer.from(r.bytes(r.varint())).toString('utf8');
+      return param === 1 ? JSON.parse(text) : text;
+    }
+  }
+}
+
+/** Splits a reading's labels and fields into its shape (as stable JSON text) and its packed values. */
+export function packReading(
+  w: Writer,
+  labels: Record<string, string>,
+  fields: Record<string, unknown>,
+  unreadable: Record<string, string> | undefined,
+  at: number,
+): { shape: string; vals: Buffer } {
+  const keys = Object.keys(fields);
+  const dyn: number[] = new Array(keys.length);
+  const fixed: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) {
+    const v = fields[keys[i]!];
+    if (isPacked(v)) {
+      dyn[i] = 1;
+      writeValue(w, v, at);
+    } else {
+      dyn[i] = 0;
+      fixed[keys[i]!] = v;
+    }
+  }
+  const shape: Shape = { labels, keys, dyn, fixed, ...(unreadable && Object.keys(unreadable).length ? { unreadable } : {}) };
+  return { shape: JSON.stringify(shape), vals: w.take() };
+}
+
+/** The fields of a reading from its shape and packed values (the reader is left after the last value). */
+export function unpackFields(shape: Shape, r: Reader, at: number): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (let i = 0; i < shape.keys.length; i++) {
+    const k = shape.keys[i]!;
+    fields[k] = shape.dyn[i] ? readValue(r, at) : shape.fixed[k];
+  }
+  return fields;
+}
+
+/** The number a packed value compares by (decimal strings by their value), or null when it is not a number. */
+export function numeric(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v === 'string' && DIGITS.test(v)) return Number(v);
+  return null;
+}

@@ -1,0 +1,73 @@
+/**
+ * Small lookup tables that give a repeated text (an entity, a poll's name, a reading's shape) a short integer id, so a
+ * history row carries a 1–3 byte number instead of the text. Ids are cached in memory; a transaction that rolls back
+ * can take a freshly allocated id with it, so the store calls {@link Dictionary.forget} whenever one does.
+ */
+import { createHash } from 'node:crypto';
+import type Database from 'better-sqlite3';
+
+/** A text ↔ id table. */
+export interface Dictionary<T> {
+  /** The id of `key`, allocating one when it is new (a write: call inside the caller's transaction); `text` is the value as stored. */
+  idOf(key: string, text: () => string): number;
+  /** The id of `key` when it has one (no write). */
+  find(key: string): number | undefined;
+  /** The value stored under `id`, or undefined for an unknown id. */
+  valueOf(id: number): T | undefined;
+  /** Drops the caches (after a rollback). */
+  forget(): void;
+}
+
+const CACHE_LIMIT = 100_000;
+
+/**
+ * A dictionary over `table (id INTEGER PRIMARY KEY, hash TEXT UNIQUE, value TEXT)`: rows are found by a digest of
+ * their key and hold the value as JSON text (`decode` turns it back).
+ */
+export function hashedDictionary<T>(db: Database.Database, table: string, decode: (text: string) => T): Dictionary<T> {
+  const insert = db.prepare<[string, string]>(`INSERT OR IGNORE INTO ${table} (hash, value) VALUES (?, ?)`);
+  const find = db.prepare<[string], { id: number }>(`SELECT id FROM ${table} WHERE hash = ?`);
+  const get = db.prepare<[number], { value: string }>(`SELECT value FROM ${table} WHERE id = ?`);
+  const ids = new Map<string, number>();
+  const values = new Map<number, T>();
+  const hashOf = (key: string) => createHash('sha256').update(key).digest('base64url').slice(0, 22);
+  const remember = (key: string, id: number) => {
+    if (ids.size >= CACHE_LIMIT) ids.clear();
+    ids.set(key, id);
+    return id;
+  };
+  return {
+    idOf(key, text) {
+      const cached = ids.get(key);
+      if (cached !== undefined) return cached;
+      const hash = hashOf(key);
+      let row = find.get(hash);
+      if (!row) {
+        insert.run(hash, text());
+        row = find.get(hash)!;
+      }
+      return remember(key, row.id);
+    },
+    find(key) {
+      const cached = ids.get(key);
+      if (cached !== undefined) return cached;
+      const row = find.get(hashOf(key));
+      return row ? remember(key, row.id) : undefined;
+    },
+    valueOf(id) {
+      let v = values.get(id);
+      if (v === undefined) {
+        const row = get.get(id);
+        if (!row) return undefined;
+        v = decode(row.value);
+        if (values.size >= CACHE_LIMIT) values.clear();
+        values.set(id, v);
+      }
+      return v;
+    },
+    forget() {
+      ids.clear();
+      values.clear();
+    },
+  };
+}
