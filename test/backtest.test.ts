@@ -143,7 +143,9 @@ describe('backtest', () => {
     const store = tempStore(dirs);
     for (let i = 0; i < 20; i++) {
       const now = T0 + i * MIN;
-      store.readings.savePoll('markets', [market('m1', now, { utilization: 0.99 }), ...(i < 5 ? [market('m9', now, { utilization: 0.99 })] : [])], now);
+      // Values move each poll: a snapshot that only moved on in time is not stored again.
+      const utilization = 0.99 - i / 10_000;
+      store.readings.savePoll('markets', [market('m1', now, { utilization }), ...(i < 5 ? [market('m9', now, { utilization })] : [])], now);
     }
     const report = runBacktest({ store, rules: rules(), alerting: defaults.alerting, from: T0, to: T0 + 19 * MIN, rule: 'util-crit' });
     expect(report.grouping).toEqual(['timestamps']);

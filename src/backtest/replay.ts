@@ -144,7 +144,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
     }
   };
 
-  const pending = new Map<number, { readings: Reading[]; seen: number }>();
+  const pending = new Map<number, { readings: Reading[]; vanished: string[]; seen: number }>();
   const carry = new Map<string, Map<string, Reading>>();
   const groups = new Map<string, { at: number; kind: string; readings: Reading[] }>();
   let nextRun = 0;
@@ -179,7 +179,9 @@ export function replay(opts: ReplayOptions): ReplayResult {
     for (const r of stored?.readings ?? []) fresh.set(key(r.kind, r.entity), r);
     pending.delete(index);
     asOf = Math.max(run.finished_at, stored?.seen ?? run.finished_at);
-    const carried = carry.get(run.poll) ?? new Map<string, Reading>();
+    const carried = new Map(carry.get(run.poll) ?? []);
+    // Entities the run no longer returned are marked in history: what is left carries forward unchanged.
+    for (const k of stored?.vanished ?? []) carried.delete(k);
     const complete = fresh.size >= run.rows;
     const batch = complete ? fresh : new Map([...carried, ...fresh]);
     carry.set(run.poll, batch);
@@ -246,9 +248,18 @@ export function replay(opts: ReplayOptions): ReplayResult {
 
   try {
     replayBuckets();
-    if (rawFrom <= to) result.resolution.push({ from: rawFrom, to, resolution: 'raw' });
-    for (const r of source.readings.iterateHistory(rawFrom, to)) {
+    if (rawFrom <= to) result.resolution.push({ from: result.resolution.length ? rawFrom : from, to, resolution: 'raw' });
+    for (const r of source.readings.iterateHistory(rawFrom, to, { vanished: true })) {
       advance(r.seen_at);
+      if (r.vanished) {
+        const i = runPolls.has(r.poll) ? runOf(r.poll, r.seen_at) : undefined;
+        if (i !== undefined && i >= nextRun) {
+          const p = pending.get(i) ?? { readings: [], vanished: [], seen: r.seen_at };
+          p.vanished.push(key(r.kind, r.entity));
+          pending.set(i, p);
+        }
+        continue;
+      }
       const reading: Reading = { kind: r.kind, entity: r.entity, at: r.at, labels: r.labels, fields: r.fields, ...(r.unreadable ? { unreadable: r.unreadable } : {}) };
       if (runPolls.has(r.poll)) {
         const i = runOf(r.poll, r.seen_at);
@@ -258,7 +269,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
           result.unassigned++; // stored more than SEEN_SLACK after its run finished, after the run was replayed
           continue;
         }
-        const p = pending.get(i) ?? { readings: [], seen: r.seen_at };
+        const p = pending.get(i) ?? { readings: [], vanished: [], seen: r.seen_at };
         p.readings.push(reading);
         p.seen = Math.max(p.seen, r.seen_at);
         pending.set(i, p);

@@ -139,29 +139,32 @@ function bigintBytes(digits: string): Uint8Array {
   return Buffer.from(hex, 'hex');
 }
 
+/** Appends a number in the shortest of the forms above (a non-finite one as null, as JSON stored it). */
+function writeNumber(w: Writer, v: number, base: number): void {
+  if (!Number.isFinite(v)) return w.byte(T_NULL);
+  if (Number.isInteger(v) && Math.abs(v) < MAX_ZIG) {
+    const d = v - base;
+    if (Math.abs(d) < Math.abs(v) && Math.abs(d) < MAX_ZIG) {
+      w.byte(T_DELTA);
+      return w.varint(zig(d));
+    }
+    w.byte(T_INT);
+    return w.varint(zig(v));
+  }
+  const dec = decimalOf(v);
+  if (dec && Number(`${dec.m}e-${dec.scale}`) === v) {
+    w.byte(T_DEC | (dec.scale << 3));
+    return w.varint(zig(dec.m));
+  }
+  w.byte(T_F64);
+  return w.f64(v);
+}
+
 /** Appends one value (anything {@link isPacked} accepts; other values are kept as text of their JSON). */
 export function writeValue(w: Writer, v: unknown, base: number): void {
   if (v === null || v === undefined) return w.byte(T_NULL);
   if (typeof v === 'boolean') return w.byte(T_BOOL | ((v ? 1 : 0) << 3));
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v)) return w.byte(T_NULL);
-    if (Number.isInteger(v) && !Object.is(v, -0) && Math.abs(v) < MAX_ZIG) {
-      const d = v - base;
-      if (Math.abs(d) < Math.abs(v) && Math.abs(d) < MAX_ZIG) {
-        w.byte(T_DELTA);
-        return w.varint(zig(d));
-      }
-      w.byte(T_INT);
-      return w.varint(zig(v));
-    }
-    const dec = decimalOf(v);
-    if (dec && Number(`${dec.m}e-${dec.scale}`) === v) {
-      w.byte(T_DEC | (dec.scale << 3));
-      return w.varint(zig(dec.m));
-    }
-    w.byte(T_F64);
-    return w.f64(v);
-  }
+  if (typeof v === 'number') return writeNumber(w, Object.is(v, -0) ? 0 : v, base); // -0 as JSON stored it
   if (typeof v === 'string' && DIGITS.test(v) && v !== '-0') {
     const neg = v.startsWith('-');
     const abs = neg ? v.slice(1) : v;

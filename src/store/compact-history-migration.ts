@@ -50,14 +50,15 @@ ALTER TABLE latest_readings ADD COLUMN sig BLOB;
 `,
   run(db: Database.Database) {
     const write = createHistoryImporter(db);
-    const rows = db
-      .prepare<[], { kind: ReadingKind; entity: string; at: number; seen_at: number; poll: string; fields: string; labels: string | null }>(
-        `SELECT h.kind, h.entity, h.at, h.seen_at, h.poll, h.fields, l.labels
-         FROM reading_history_v7 h LEFT JOIN reading_labelsets l ON l.hash = h.labelset ORDER BY h.seen_at, h.id`,
-      )
-      .iterate();
-    for (const r of rows) {
-      write({ ...r, labels: JSON.parse(r.labels ?? '{}') as Record<string, string>, fields: JSON.parse(r.fields) as Record<string, unknown> });
+    // In pages: better-sqlite3 cannot write on a connection while a statement of it is still being read.
+    const page = db.prepare<[number], { id: number; kind: ReadingKind; entity: string; at: number; seen_at: number; poll: string; fields: string; labels: string | null }>(
+      `SELECT h.id, h.kind, h.entity, h.at, h.seen_at, h.poll, h.fields, l.labels
+       FROM reading_history_v7 h LEFT JOIN reading_labelsets l ON l.hash = h.labelset WHERE h.id > ? ORDER BY h.id LIMIT 5000`,
+    );
+    for (let rows = page.all(0); rows.length > 0; rows = page.all(rows[rows.length - 1]!.id)) {
+      for (const r of rows) {
+        write({ ...r, labels: JSON.parse(r.labels ?? '{}') as Record<string, string>, fields: JSON.parse(r.fields) as Record<string, unknown> });
+      }
     }
     db.exec(`DROP TABLE reading_history_v7; DROP TABLE reading_labelsets;`);
   },

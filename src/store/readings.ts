@@ -22,7 +22,7 @@ import { hashedDictionary } from './dictionary.js';
 import { StoreError } from './errors.js';
 
 /** A reading as replayed from history, with the poll that stored it and when (that poll's time). */
-export type HistoryReading = Reading & { poll: string; seen_at: number };
+export type HistoryReading = Reading & { poll: string; seen_at: number; vanished?: true };
 
 /** What {@link ReadingsRepo.savePoll} wrote. */
 export interface SavePollResult {
@@ -89,9 +89,10 @@ export interface ReadingsRepo {
   historyRange(kind: ReadingKind, entity: string, from: number, to: number, asOf?: number): Reading[];
   /**
    * Every full-resolution history row with from ≤ seen_at ≤ to in the order polls stored them (ties by entity, time,
-   * poll); read in pages so memory stays bounded and the connection is free for other statements between pages.
+   * poll); read in pages so memory stays bounded and the connection is free for other statements between pages. With
+   * `vanished`, also a marker (`vanished: true`, no fields) where an entity the poll returned last time was missing.
    */
-  iterateHistory(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number }): IterableIterator<HistoryReading>;
+  iterateHistory(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; vanished?: boolean }): IterableIterator<HistoryReading>;
   /** Every bucket with from ≤ start ≤ to, by start then entity; each reading carries `bucket`. */
   iterateBuckets(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number }): IterableIterator<HistoryReading>;
   /** The earliest time full-resolution history covers: the oldest row's storage time, null when there is none. */
@@ -157,6 +158,14 @@ function toReading(r: LatestRow): Reading {
 
 const entityKey = (kind: string, entity: string): string => `${kind}\u0000${entity}`;
 
+/**
+ * The shape id of a marker row: the entity, returned by the poll's previous save, was missing from this one. A row
+ * left out because nothing changed is told apart from an entity that vanished by these, so a backtest replays absence
+ * as it was live. Never a real shape (ids start at 1).
+ */
+const VANISHED = 0;
+const EMPTY = Buffer.alloc(0);
+
 /** Builds the readings repository over an open, migrated database; statements are prepared once here. */
 export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forget(): void } {
   const entities = hashedDictionary<EntityKey>(db, 'history_entities', (t) => JSON.parse(t) as EntityKey);
@@ -184,10 +193,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
 
   const rawCols = `seen_at, entity, at, poll, shape, vals`;
   const rawAt = db.prepare<[number, number, number], RawRow>(
-    `SELECT ${rawCols} FROM reading_history WHERE entity = ? AND at <= ? AND seen_at <= ? ORDER BY at DESC, seen_at DESC LIMIT 1`,
+    `SELECT ${rawCols} FROM reading_history WHERE entity = ? AND at <= ? AND seen_at <= ? AND shape != ${VANISHED} ORDER BY at DESC, seen_at DESC LIMIT 1`,
   );
   const rawRange = db.prepare<[number, number, number, number], RawRow>(
-    `SELECT ${rawCols} FROM reading_history WHERE entity = ? AND at BETWEEN ? AND ? AND seen_at <= ? ORDER BY at, seen_at`,
+    `SELECT ${rawCols} FROM reading_history WHERE entity = ? AND at BETWEEN ? AND ? AND seen_at <= ? AND shape != ${VANISHED} ORDER BY at, seen_at`,
   );
   const bucketCols = `start, seen_at, entity, at, poll, shape, vals`;
   const bucketAt = db.prepare<[number, number, number, number], BucketRow>(
@@ -228,7 +237,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   );
   const countLatest = db.prepare<[], { kind: ReadingKind; n: number }>(`SELECT kind, count(*) AS n FROM latest_readings GROUP BY kind ORDER BY kind`);
   const countHistory = db.prepare<[], { n: number; b: number; oldRaw: number | null; oldBucket: number | null; newest: number | null }>(
-    `SELECT (SELECT count(*) FROM reading_history) AS n, (SELECT count(*) FROM reading_buckets) AS b,
+    `SELECT (SELECT count(*) FROM reading_history WHERE shape != ${VANISHED}) AS n, (SELECT count(*) FROM reading_buckets) AS b,
             (SELECT min(seen_at) FROM reading_history) AS oldRaw, (SELECT min(start) FROM reading_buckets) AS oldBucket,
             (SELECT max(seen_at) FROM reading_history) AS newest`,
   );
@@ -286,9 +295,14 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     return w.take();
   }
 
+  /** The entities each poll's last save returned (unknown after a start or a rollback: everything is stored then). */
+  const lastBatch = new Map<string, Set<string>>();
+
   const save = db.transaction((poll: string, readings: readonly Reading[], now: number): SavePollResult => {
     let inserted = 0;
     const pollId = polls.idOf(poll, () => JSON.stringify(poll));
+    const before = lastBatch.get(poll);
+    const current = new Set<string>();
     // The newest reading per entity wins `latest`, whatever order the batch came in.
     const newest = new Map<string, { r: Reading; labels: string; fields: string; sig: Buffer | null }>();
     for (const r of readings) {
@@ -305,7 +319,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const snapshot = SNAPSHOT_KINDS.has(r.kind);
       const sig = signature(r, shapeId);
       const unchanged =
-        last !== undefined && last.poll === poll && last.sig !== null && last.sig.equals(sig) && (snapshot ? r.at >= last.at : r.at === last.at);
+        before !== undefined && before.has(key) && last !== undefined && last.poll === poll && last.sig !== null && last.sig.equals(sig) &&
+        (snapshot ? r.at >= last.at : r.at === last.at);
+      current.add(key);
       if (!unchanged && insertHistory.run(now, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
       const prev = newest.get(key);
       if (!prev || r.at >= prev.r.at) newest.set(key, { r, labels, fields: fieldsJson(r), sig });
@@ -313,10 +329,16 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     for (const { r, labels, fields, sig } of newest.values()) {
       upsertLatest.run(r.kind, r.entity, r.at, labels, fields, poll, now, sig);
     }
+    for (const key of before ?? []) {
+      const id = current.has(key) ? undefined : entities.find(key);
+      if (id !== undefined) insertHistory.run(now, id, now, pollId, VANISHED, EMPTY);
+    }
+    lastBatch.set(poll, current);
     return { inserted, latest: newest.size };
   });
 
   const forget = () => {
+    lastBatch.clear();
     entities.forget();
     polls.forget();
     shapes.forget();
@@ -355,6 +377,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     if (rows.length === 0) return { rows: 0, buckets: 0 };
     const folded = new Map<string, { entity: number; b: Bucket }>();
     for (const row of rows) {
+      if (row.shape === VANISHED) continue;
       const fields = unpackFields(shapeOf(row.shape), new Reader(row.vals), row.at);
       const b = bucketOf({ at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields });
       const k = `${row.entity}:${b.start}`;
@@ -424,10 +447,13 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
         (l) => rawPage.all({ t: l.seen_at, e: l.entity, a: l.at, p: l.poll, to, limit }),
         limit,
       );
+      const vanished = opts.vanished === true;
       return (function* () {
         for (const row of rows) {
           const e = entityOf(row.entity);
-          if (keep(e)) yield rawReading(row, e);
+          if (!keep(e)) continue;
+          if (row.shape !== VANISHED) yield rawReading(row, e);
+          else if (vanished) yield { kind: e.kind, entity: e.entity, at: row.at, labels: {}, fields: {}, poll: polls.valueOf(row.poll) ?? '', seen_at: row.seen_at, vanished: true };
         }
       })();
     },

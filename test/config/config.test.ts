@@ -134,6 +134,24 @@ describe('config values', () => {
     expect(cfg.source.api_key).toBe('5');
   });
 
+  it('storage.raw_retention shorter than a rule window is a problem at its line, or at the top when left at its default', () => {
+    const text = (storage: string) =>
+      `source:\n  base_url: http://x.test\n${storage}polls:\n  - {name: m, kind: metrics, cron: "* * * * *"}\nrules:\n  inline:\n    - {name: jump, kind: apy_jump, severity: warning, window: 3d, min_change: 0.02}\n`;
+    const problems = (t: string) => {
+      try {
+        loadConfigText('r.yaml', t, { env: {} });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems.map((p) => `${p.file}:${p.line}:${p.col}: ${p.message}`);
+      }
+    };
+    expect(problems(text('storage:\n  raw_retention: 1d\n'))).toEqual([
+      "r.yaml:4:18: storage.raw_retention (1d) is shorter than the window of rule 'jump' (3d, r.yaml:9:7): it would judge 5-minute buckets; set raw_retention to 3d or more",
+    ]);
+    expect(problems(text(''))).toEqual([expect.stringMatching(/^r\.yaml:1:1: storage\.raw_retention \(2d, the default\) is shorter than the window of rule 'jump' \(3d/)]);
+    expect(loadConfigText('r.yaml', text('storage:\n  raw_retention: 3d\n'), { env: {} }).storage.raw_retention).toBe(3 * 86_400_000);
+  });
+
   it('server.external_url takes an http(s) URL in any case of the scheme, and refuses anything else', () => {
     const text = (u: string) => `source:\n  base_url: http://x.test\nserver:\n  external_url: ${u}\npolls:\n  - {name: m, kind: metrics, cron: "* * * * *"}\n`;
     for (const u of ['https://lookout.example.com', 'HTTPS://Lookout.example.com/', 'http://10.0.0.5:9464/lookout']) expect(loadConfigText('u.yaml', text(u), { env: {} }).server.external_url).toBe(u);

@@ -1,0 +1,181 @@
+/**
+ * History past `storage.raw_retention` as 5-minute buckets: a week stored, the older five days folded, and what the
+ * buckets answer — their extremes against the readings themselves, and a backtest over raw and bucketed parts against
+ * a replay of every raw reading, wherever a rule's verdict does not depend on the order of readings inside a bucket.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBacktest, type BacktestRow } from '../src/backtest/index.js';
+import type { Reading } from '../src/model.js';
+import { BUCKET_MS } from '../src/store/buckets.js';
+import type { Store } from '../src/store/index.js';
+import { defaults, market, MIN, rule, tempDirs, tempStore } from './alerts-helpers.js';
+
+const DAY = 86_400_000;
+// Bucket-aligned start; polls at 30 s past each minute, so a raw reading never falls on a bucket boundary (a bucket is
+// replayed at its end, which always does).
+const T0 = Date.UTC(2025, 0, 6);
+const END = T0 + 7 * DAY;
+const CUTOFF = END - 2 * DAY; // raw_retention 2d, bucket-aligned
+const ENTITIES = ['m1', 'm2', 'm3'];
+/** The one bucket whose verdict depends on the order inside it: m3, calm but for one breaching reading. */
+const SPIKE = { entity: 'm3', bucket: T0 + 2 * DAY + 37 * BUCKET_MS };
+
+/** A deterministic pseudo-random number in [0, 1) from integers. */
+function rand(...xs: number[]): number {
+  let h = 2166136261;
+  for (const x of xs) h = Math.imul(h ^ (x | 0), 16777619) ^ Math.imul(x / 4294967296, 2654435761);
+  h = Math.imul(h ^ (h >>> 15), 2246822507);
+  h = Math.imul(h ^ (h >>> 13), 3266489909);
+  return ((h ^ (h >>> 16)) >>> 0) / 4294967296;
+}
+
+/** Each bucket of an entity is in one class for its whole five minutes, held for runs of a few buckets. */
+function classOf(e: number, bucket: number): 'breach' | 'mid' | 'low' {
+  const run = Math.floor(bucket / 6); // runs of 30 minutes
+  const r = rand(e, run);
+  return r < 0.15 ? 'breach' : r < 0.6 ? 'mid' : 'low';
+}
+
+function utilization(e: number, t: number): number {
+  const bucket = Math.floor(t / BUCKET_MS);
+  const noise = rand(e, t, 7);
+  if (ENTITIES[e] === SPIKE.entity && bucket * BUCKET_MS === SPIKE.bucket) return t % BUCKET_MS < MIN ? 0.97 : 0.81 + 0.03 * noise;
+  const c = classOf(e, bucket);
+  const [lo, hi] = c === 'breach' ? [0.96, 0.99] : c === 'mid' ? [0.86, 0.94] : [0.8, 0.84];
+  return Math.round((lo + (hi - lo) * noise) * 1e6) / 1e6;
+}
+
+function poll(t: number): Reading[] {
+  return ENTITIES.map((id, e) =>
+    market(id, t, {
+      utilization: utilization(e, t),
+      borrow_apy: Math.round(rand(e, t, 3) * 1e8) / 1e10,
+      total_borrowed: `${Math.floor(rand(e, t, 5) * 1e9)}000000000000`,
+      block: Math.floor(t / 2000),
+      timestamp: t,
+    }),
+  );
+}
+
+const rules = () => [
+  rule({ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.95 }),
+  rule({ name: 'util-low', kind: 'threshold', severity: 'warning', field: 'utilization', op: '<', value: 0.85 }),
+];
+const alerting = { ...defaults.alerting, flap_threshold: 100_000, max_reading_age: DAY };
+
+const dirs = tempDirs();
+let raw: Store;
+let folded: Store;
+const readings: Reading[] = [];
+
+beforeAll(() => {
+  raw = tempStore(dirs, 'raw.db');
+  folded = tempStore(dirs, 'folded.db');
+  for (let t = T0 + 30_000; t <= END; t += MIN) {
+    const batch = poll(t);
+    readings.push(...batch);
+    raw.readings.savePoll('markets', batch, t);
+    folded.readings.savePoll('markets', batch, t);
+  }
+  const done = folded.readings.downsample(CUTOFF, { batchSize: 3_000 });
+  expect(done.rows).toBe(((CUTOFF - T0) / MIN) * ENTITIES.length);
+}, 120_000);
+
+afterAll(() => {
+  raw.close();
+  folded.close();
+  dirs.cleanup();
+});
+
+describe('a week stored, the five days past raw_retention folded into buckets', () => {
+  it('keeps every reading of the last two days and one bucket per entity and 5 minutes before', () => {
+    const counts = folded.readings.counts();
+    expect(counts.history).toBe(((END - CUTOFF) / MIN) * ENTITIES.length);
+    expect(counts.buckets).toBe(((CUTOFF - T0) / BUCKET_MS) * ENTITIES.length);
+    expect(folded.readings.rawSince()).toBe(CUTOFF + 30_000);
+  });
+
+  it("each bucket holds its last reading and the lowest and highest of every numeric field, exactly as sent", () => {
+    const byBucket = new Map<string, Reading[]>();
+    for (const r of readings) {
+      if (r.at >= CUTOFF) continue;
+      const k = `${r.entity} ${Math.floor(r.at / BUCKET_MS) * BUCKET_MS}`;
+      byBucket.set(k, [...(byBucket.get(k) ?? []), r]);
+    }
+    let checked = 0;
+    for (const b of folded.readings.iterateBuckets(T0, CUTOFF)) {
+      const inside = byBucket.get(`${b.entity} ${b.bucket!.start}`)!;
+      const last = inside.at(-1)!;
+      expect(b.at).toBe(last.at);
+      expect(b.fields).toEqual(last.fields);
+      expect(b.bucket!.n).toBe(inside.length);
+      for (const field of ['utilization', 'borrow_apy', 'block', 'timestamp']) {
+        const vs = inside.map((r) => r.fields[field] as number);
+        expect(b.bucket!.min[field], field).toBe(Math.min(...vs));
+        expect(b.bucket!.max[field], field).toBe(Math.max(...vs));
+      }
+      // A token amount stays the exact string it was; it is compared by value.
+      const amounts = inside.map((r) => r.fields.total_borrowed as string);
+      const byValue = [...amounts].sort((a, b) => Number(a) - Number(b));
+      expect(b.bucket!.min.total_borrowed).toBe(byValue[0]);
+      expect(b.bucket!.max.total_borrowed).toBe(byValue.at(-1));
+      checked++;
+    }
+    expect(checked).toBe(byBucket.size);
+  });
+
+  it('history reads answer from buckets before the cutoff and from every reading after it', () => {
+    const t = T0 + 3 * DAY + 12 * MIN + 45_000; // inside a bucket
+    const at = folded.readings.historyAt('market', 'm1', t)!;
+    // The newest bucket whose last reading is at or before t: the one before t's own.
+    const before = Math.floor(t / BUCKET_MS) * BUCKET_MS;
+    expect(at.bucket?.start).toBe(before - BUCKET_MS);
+    expect(at.at).toBe(before - 30_000);
+    const range = folded.readings.historyRange('market', 'm1', CUTOFF - 15 * MIN, CUTOFF + 5 * MIN);
+    expect(range.map((r) => [r.at - CUTOFF, r.bucket ? 'bucket' : 'raw'])).toEqual([
+      [-10 * MIN - 30_000, 'bucket'],
+      [-5 * MIN - 30_000, 'bucket'],
+      [-30_000, 'bucket'],
+      ...[0, 1, 2, 3, 4].map((m) => [m * MIN + 30_000, 'raw']),
+    ]);
+    // Past the cutoff, both stores give the same.
+    expect(folded.readings.historyAt('market', 'm2', END - 7 * MIN)).toEqual(raw.readings.historyAt('market', 'm2', END - 7 * MIN));
+  });
+});
+
+describe('the backtest over raw and bucketed history', () => {
+  /** A time as the bucket it speaks for: a bucket is replayed at its end (a multiple of 5 minutes), a raw reading inside it. */
+  const bucketOf = (t: number) => (t % BUCKET_MS === 0 ? t - BUCKET_MS : Math.floor(t / BUCKET_MS) * BUCKET_MS);
+  const episodes = (rows: BacktestRow[], skip: (r: BacktestRow) => boolean) =>
+    rows
+      .filter((r) => !skip(r))
+      .map((r) => `${r.rule}/${r.entity} ${new Date(bucketOf(r.fired_at)).toISOString()} → ${r.resolved_at === null ? 'open' : new Date(bucketOf(r.resolved_at)).toISOString()}`)
+      .sort();
+  const run = (store: Store) => runBacktest({ store, rules: rules(), alerting, from: T0, to: END });
+  const spiked = (r: BacktestRow) => r.entity === SPIKE.entity && bucketOf(r.fired_at) === SPIKE.bucket;
+
+  it('fires and resolves in the same buckets as a replay of every reading, and says which part used which resolution', () => {
+    const full = run(raw);
+    const mixed = run(folded);
+    expect(full.resolution).toEqual([{ from: T0, to: END, resolution: 'raw' }]);
+    expect(mixed.resolution).toEqual([
+      { from: T0, to: CUTOFF + 30_000, resolution: '5m buckets' },
+      { from: CUTOFF + 30_000, to: END, resolution: 'raw' },
+    ]);
+    const want = episodes(full.current.rows, spiked);
+    expect(want.length).toBeGreaterThan(50);
+    expect(want.some((e) => e.startsWith('util-low'))).toBe(true);
+    expect(episodes(mixed.current.rows, spiked)).toEqual(want);
+    // After the cutoff, the very same times.
+    const late = (rows: BacktestRow[]) => rows.filter((r) => r.fired_at > CUTOFF).map((r) => `${r.rule}/${r.entity} ${r.fired_at} ${r.resolved_at}`);
+    expect(late(mixed.current.rows)).toEqual(late(full.current.rows));
+  });
+
+  it('judges a bucket by its worst reading: a one-minute spike fires for the whole bucket', () => {
+    const spike = (store: Store) => run(store).current.rows.filter((r) => r.rule === 'util-high' && spiked(r));
+    // Every reading: fired at the spike, resolved at the next reading a minute later.
+    expect(spike(raw).map((r) => [r.fired_at - SPIKE.bucket, r.resolved_at! - SPIKE.bucket, r.peak])).toEqual([[30_000, 90_000, 0.97]]);
+    // Buckets: fired at the bucket's end on its maximum, resolved at the next bucket's end.
+    expect(spike(folded).map((r) => [r.fired_at - SPIKE.bucket, r.resolved_at! - SPIKE.bucket, r.peak])).toEqual([[BUCKET_MS, 2 * BUCKET_MS, 0.97]]);
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * Schema 8 (compact history rows) from a database as lookout 7 left it: every history row converted, none lost, and
+ * the same answers — by an oracle that reads the fixture rows themselves, not the store's own code.
+ */
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Reading, ReadingKind } from '../src/model.js';
+import { migrations, openStore } from '../src/store/index.js';
+import { packReading, Reader, unpackFields, Writer, type Shape } from '../src/store/codec.js';
+import { tempDirs } from './store-helpers.js';
+
+const dirs = tempDirs();
+afterEach(() => dirs.cleanup());
+
+interface OldRow {
+  kind: ReadingKind;
+  entity: string;
+  at: number;
+  seen_at: number;
+  poll: string;
+  labels: Record<string, string>;
+  fields: Record<string, unknown>;
+  unreadable?: Record<string, string>;
+}
+
+const UNREADABLE = '\u0000unreadable';
+
+/** Rows as schema 7 stored them: fields JSON (the unreadable map under its NUL key), labels in reading_labelsets. */
+function v7Database(rows: readonly OldRow[]): string {
+  const path = join(dirs.make(), 'v7.db');
+  const old = openStore(path, { migrations: migrations.filter((m) => m.version <= 7) });
+  const label = old.db.prepare(`INSERT OR IGNORE INTO reading_labelsets (hash, labels) VALUES (?, ?)`);
+  const row = old.db.prepare(`INSERT INTO reading_history (kind, entity, at, seen_at, fields, labelset, poll) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  old.transaction(() => {
+    for (const r of rows) {
+      const labels = JSON.stringify(r.labels);
+      label.run(labels, labels);
+      const fields = r.unreadable ? { ...r.fields, [UNREADABLE]: r.unreadable } : r.fields;
+      row.run(r.kind, r.entity, r.at, r.seen_at, JSON.stringify(fields), labels, r.poll);
+    }
+  });
+  expect(old.version).toBe(7);
+  old.close();
+  return path;
+}
+
+const marketFields = (i: number, u: number) => ({
+  market_id: `0x${i}`,
+  utilization: u,
+  borrow_apy: 1.386636e-2 + i / 1e6,
+  oracle_price: '1201231211320350000000000000000000000',
+  total_borrowed: '17712277853470900000000',
+  total_borrowed_usd: 52085279.95,
+  oracle_last_update: 1_795_619_840_000 + i,
+  timestamp: 1_795_619_844_000 + i,
+  block: 178674935 + i,
+  verified: i % 2 === 0,
+  note: null,
+  market: { chain: 'base', loan_asset_symbol: 'USDC', loan_asset_decimals: 6, tags: ['a', 'b'] },
+});
+
+describe('migration 8: compact history', () => {
+  const rows: OldRow[] = [
+    { kind: 'market', entity: 'm1', at: 1000, seen_at: 1000, poll: 'markets', labels: { market_id: 'm1', chain: 'base' }, fields: marketFields(1, 0.5) },
+    { kind: 'market', entity: 'm2', at: 1000, seen_at: 1000, poll: 'markets', labels: { market_id: 'm2', chain: 'base' }, fields: marketFields(2, 0.6), unreadable: { borrow_apy: 'not a number: "n/a"' } },
+    // A revision of the same time seen later, and an older time again.
+    { kind: 'market', entity: 'm1', at: 1000, seen_at: 2000, poll: 'markets', labels: { market_id: 'm1', chain: 'base' }, fields: marketFields(1, 0.7) },
+    { kind: 'market', entity: 'm1', at: 3000, seen_at: 3000, poll: 'markets', labels: { market_id: 'm1', chain: 'arb' }, fields: marketFields(1, 0.8) },
+    { kind: 'market', entity: 'm1', at: 2500, seen_at: 3500, poll: 'markets-b', labels: { market_id: 'm1', chain: 'arb' }, fields: marketFields(1, 0.9) },
+    { kind: 'benchmark', entity: 'base/usd', at: 86_400_000, seen_at: 3000, poll: 'benchmarks', labels: {}, fields: { rate: 0.0512, isComplete: false, isStale: true } },
+    { kind: 'position', entity: 'p1', at: 2000, seen_at: 2000, poll: 'positions', labels: { wallet: '0xw' }, fields: { wallet: '0xw', value_usd: -12.5, verified: null, extra: { x: [1, '2'] } } },
+  ];
+  const asReading = (r: OldRow): Reading => ({ kind: r.kind, entity: r.entity, at: r.at, labels: r.labels, fields: r.fields, ...(r.unreadable ? { unreadable: r.unreadable } : {}) });
+  /** The oracle: the newest fixture row at or before t (of one time, the last seen by asOf). */
+  const oracleAt = (kind: string, entity: string, t: number, asOf = Infinity) =>
+    rows
+      .filter((r) => r.kind === kind && r.entity === entity && r.at <= t && r.seen_at <= asOf)
+      .sort((a, b) => a.at - b.at || a.seen_at - b.seen_at)
+      .at(-1);
+
+  it('converts every row, keeps none out, and gives the same history answers', () => {
+    const store = openStore(v7Database(rows));
+    try {
+      expect(store.version).toBe(migrations.at(-1)!.version);
+      // Every row, in the order it was stored (then entity, time).
+      const all = [...store.readings.iterateHistory(0, 10_000)];
+      expect(all).toHaveLength(rows.length);
+      const bySeen = [...rows].sort((a, b) => a.seen_at - b.seen_at);
+      expect(new Set(all.map((r) => JSON.stringify(r)))).toEqual(new Set(bySeen.map((r) => JSON.stringify({ ...asReading(r), poll: r.poll, seen_at: r.seen_at }))));
+      expect(all.map((r) => r.seen_at)).toEqual(bySeen.map((r) => r.seen_at));
+      for (const t of [999, 1000, 1500, 2500, 2999, 3000, 1e9]) {
+        for (const asOf of [1000, 1999, 2000, 3499, Infinity]) {
+          const want = oracleAt('market', 'm1', t, asOf);
+          expect(store.readings.historyAt('market', 'm1', t, asOf === Infinity ? undefined : asOf), `t=${t} asOf=${asOf}`).toEqual(want && asReading(want));
+        }
+      }
+      expect(store.readings.historyRange('market', 'm1', 0, 5000).map((r) => r.fields.utilization)).toEqual([0.7, 0.9, 0.8]);
+      expect(store.readings.historyAt('market', 'm2', 1000)).toEqual(asReading(rows[1]!));
+      expect(store.readings.historyAt('position', 'p1', 5000)).toEqual(asReading(rows[6]!));
+      expect(store.readings.historyAt('benchmark', 'base/usd', 1e9)).toEqual(asReading(rows[5]!));
+      // The old tables are gone; writing goes on in the new ones.
+      const tables = (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((t) => t.name);
+      expect(tables).not.toContain('reading_labelsets');
+      expect(tables).not.toContain('reading_history_v7');
+      store.readings.savePoll('markets', [{ ...asReading(rows[0]!), at: 4000, fields: marketFields(1, 0.1) }], 4000);
+      expect(store.readings.historyAt('market', 'm1', 4000)?.fields.utilization).toBe(0.1);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('the packed form of a reading', () => {
+  const value = fc.oneof(
+    fc.double({ noNaN: true }),
+    fc.integer(),
+    fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
+    fc.double({ min: 0, max: 1, noNaN: true }).map((x) => Math.round(x * 1e6) / 1e6),
+    fc.bigInt({ min: -(10n ** 45n), max: 10n ** 45n }).map((b) => b.toString()),
+    fc.bigInt({ min: 0n, max: 10n ** 20n }).map((b) => `${b.toString()}000000000`),
+    fc.boolean(),
+    fc.constant(null),
+    fc.string(),
+    fc.constantFrom('007', '-0', '1e5', '0.50', ' 12'),
+    fc.dictionary(fc.string({ maxLength: 4 }), fc.oneof(fc.integer(), fc.string())),
+  );
+  it('gives back every field exactly (a non-finite number as null, as JSON stored it)', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 6 }).filter((k) => k !== '__proto__'), value), fc.integer({ min: 0, max: 2e12 }), (fields, at) => {
+        const w = new Writer();
+        const { shape, vals } = packReading(w, { a: 'b' }, fields, undefined, at);
+        const back = unpackFields(JSON.parse(shape) as Shape, new Reader(vals), at);
+        expect(back).toEqual(JSON.parse(JSON.stringify(fields)));
+        expect(Object.keys(back)).toEqual(Object.keys(fields));
+      }),
+      { numRuns: 2000, seed: 20261125 },
+    );
+  });
+
+  it('takes a few bytes per value where the service sends short decimals and amounts', () => {
+    const { vals } = packReading(new Writer(), {}, marketFields(3, 0.644698), undefined, 1_795_619_844_003);
+    // 11 packed values (utilization 4, borrow_apy 5, oracle_price 9, total_borrowed 10, usd 6, times 1–3, block 5, ...).
+    expect(vals.length).toBeLessThan(60);
+  });
+});
