@@ -8,12 +8,26 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Reading } from '../model.js';
 import { openStore, type Store } from '../store/index.js';
+import { BUCKET_MS } from '../store/buckets.js';
 import { MARKETS, POLL_INTERVAL_MS, marketsPoll, type Bench, type BenchContext } from './context.js';
 import { summarize, timePair } from './stats.js';
 
-/** The readings of one poll moved by `dt` ms (a later poll of the same world). */
+/**
+ * The readings of one poll moved by `dt` ms, as a later poll of the same world where every value moved: numbers by a
+ * relative step in their last digits, integers (blocks, times) and amounts by a small amount. What the store keeps
+ * then is the worst case (nothing is left out as unchanged).
+ */
 export function shifted(readings: readonly Reading[], dt: number): Reading[] {
-  return readings.map((r) => ({ ...r, at: r.at + dt }));
+  const k = Math.round(dt / POLL_INTERVAL_MS);
+  const move = (v: unknown): unknown => {
+    if (typeof v === 'number') return Number.isInteger(v) ? v + (v > 1e12 ? dt : k) : Number((v * (1 + k / 1e5)).toPrecision(7));
+    if (typeof v === 'string' && /^[1-9]\d*$/.test(v)) {
+      const zeros = v.length - v.replace(/0+$/, '').length;
+      return (BigInt(v) + BigInt(k) * 10n ** BigInt(zeros)).toString();
+    }
+    return v;
+  };
+  return readings.map((r) => ({ ...r, at: r.at + dt, fields: Object.fromEntries(Object.entries(r.fields).map(([f, v]) => [f, move(v)])) }));
 }
 
 /** A bare better-sqlite3 file with the store's pragmas and one table of readings as JSON. */
@@ -139,7 +153,12 @@ async function replay(ctx: BenchContext): Promise<void> {
     const growing = byTable.filter((t) => t.name.startsWith('reading_history')).reduce((sum, t) => sum + t.bytes, 0) || bytes;
     const perRow = growing / history;
     ctx.figure('bytes_per_history_row', perRow);
-    ctx.figure('gb_30d', (30 * perDay * perRow) / 1e9);
+    // Past raw_retention (default 2 days) history is 5-minute buckets: measured on polls whose every value moves.
+    const perBucket = bucketBytes(ctx.dir, base);
+    const bucketsPerDay = MARKETS * (86_400_000 / BUCKET_MS);
+    const gb30 = (RAW_DAYS * perDay * perRow + (30 - RAW_DAYS) * bucketsPerDay * perBucket) / 1e9;
+    ctx.figure('bytes_per_bucket', perBucket);
+    ctx.figure('gb_30d', gb30);
     ctx.figure('replay_rows', rows);
     const tables = byTable
       .slice(0, 4)
@@ -149,11 +168,32 @@ async function replay(ctx: BenchContext): Promise<void> {
       `store.replay: after ${polls} polls of ${MARKETS.toLocaleString('en-US')} markets the DB file is ${mb(bytes)} (${tables}) for ${history.toLocaleString('en-US')} history rows: ` +
         `${perRow.toFixed(0)} bytes per history row with its indexes; the bare one-table DB of the same readings is ${mb(bareBytes)}. ` +
         `Extrapolated, not measured (×${(perDay / history).toFixed(0)}): ${(perDay / 1e6).toFixed(1)} M rows and ${((perDay * perRow) / 1e9).toFixed(0)} GB a day at 10,000 markets every 30 s ` +
-        `when every market's row changes every poll (the simulator's case), ${((30 * perDay * perRow) / 1e9).toFixed(0)} GB for the default 30-day retention.`,
+        `when every market's row changes every poll (the simulator's case). With the defaults (raw_retention 2d, then 5-minute buckets of ` +
+        `${perBucket.toFixed(0)} bytes each with their index, measured on ${BUCKET_POLLS} polls of ${BUCKET_MARKETS.toLocaleString('en-US')} markets whose every value moves): ` +
+        `${gb30.toFixed(1)} GB for 30 days (all raw it would be ${((30 * perDay * perRow) / 1e9).toFixed(0)} GB).`,
     );
   } finally {
     store.close();
     bare.db.close();
+  }
+}
+
+const RAW_DAYS = 2;
+const BUCKET_POLLS = 20;
+const BUCKET_MARKETS = 2_000;
+
+/** Bytes on disk per 5-minute bucket (with its index): polls of moving values through savePoll, then folded. */
+function bucketBytes(dir: string, base: readonly Reading[]): number {
+  const store = openStore(join(dir, 'buckets.db'));
+  try {
+    const some = base.slice(0, BUCKET_MARKETS);
+    for (let i = 0; i < BUCKET_POLLS; i++) store.readings.savePoll('markets', shifted(some, (i + 1) * POLL_INTERVAL_MS), Date.now() + i);
+    store.readings.downsample(Number.MAX_SAFE_INTEGER);
+    const n = store.readings.counts().buckets;
+    const bytes = tableBytes(store.db).filter((t) => t.name.startsWith('reading_buckets')).reduce((sum, t) => sum + t.bytes, 0);
+    return bytes / n;
+  } finally {
+    store.close();
   }
 }
 

@@ -119,7 +119,7 @@ const TARGETS: readonly Target[] = [
     id: 'B11',
     what: '30 days of history at SPEC §8 worst case',
     target: '≤ 25 GB',
-    judge: onFigure('gb_30d', 'store.replay', (v) => `${fmt(v)} GB`, (v) => v <= 25, 'projected from the measured bytes per row, not measured'),
+    judge: onFigure('gb_30d', 'store.replay', (v) => `${fmt(v)} GB`, (v) => v <= 25, '2 days raw + 28 days of 5-minute buckets, projected from the measured bytes per row and per bucket, not measured'),
   },
   {
     id: 'B12',

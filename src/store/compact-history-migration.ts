@@ -10,7 +10,6 @@ import type { ReadingKind } from '../model.js';
  * time — entity, poll and shape as small ids (`history_entities`, `history_polls`, `history_shapes`, the last
  * replacing `reading_labelsets`), the values packed (src/store/codec.ts) — with one index by entity and time.
  * `reading_buckets` holds the 5-minute buckets that rows older than `storage.raw_retention` are folded into.
- * `latest_readings.sig` is what a snapshot's history row is compared by (its values without timestamp and block).
  * Every row of the old table is converted, none dropped (test/store-migration.test.ts).
  */
 export const compactHistoryMigration = {
@@ -43,10 +42,9 @@ CREATE TABLE reading_buckets (
   shape INTEGER NOT NULL,
   n INTEGER NOT NULL,
   vals BLOB NOT NULL,
-  PRIMARY KEY (entity, start)
+  PRIMARY KEY (start, entity)
 ) WITHOUT ROWID;
-CREATE INDEX reading_buckets_start ON reading_buckets (start, entity);
-ALTER TABLE latest_readings ADD COLUMN sig BLOB;
+CREATE INDEX reading_buckets_entity ON reading_buckets (entity, start);
 `,
   run(db: Database.Database) {
     const write = createHistoryImporter(db);

@@ -36,7 +36,7 @@ export const migrations: readonly Migration[] = [
   historyRowidMigration, // 5: readings (history, latest) as rowid tables (a market row fits on its page)
   partsSentMigration, // 6: notify_messages.parts_sent, so a split Slack message resumes after its accepted parts (src/notify/parts-migration.ts)
   slackThreadsMigration, // 7: notify_slack_threads, the message a Slack bot-mode notifier edits per incident (src/notify/threads-migration.ts)
-  compactHistoryMigration, // 8: compact history rows (ids + packed values), 5-minute buckets, latest_readings.sig (src/store/compact-history-migration.ts)
+  compactHistoryMigration, // 8: compact history rows (ids + packed values), 5-minute buckets (src/store/compact-history-migration.ts)
 ];
 
 /** One row of `schema_migrations`. */

@@ -174,15 +174,12 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const w = new Writer();
 
   const upsertLatest = db.prepare(
-    `INSERT INTO latest_readings (kind, entity, at, labels, fields, poll, updated_at, sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO latest_readings (kind, entity, at, labels, fields, poll, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (kind, entity) DO UPDATE SET at = excluded.at, labels = excluded.labels, fields = excluded.fields,
-       poll = excluded.poll, updated_at = excluded.updated_at, sig = excluded.sig`,
+       poll = excluded.poll, updated_at = excluded.updated_at`,
   );
   const insertHistory = db.prepare(
     `INSERT OR IGNORE INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`,
-  );
-  const lastReturned = db.prepare<[string, string], { at: number; poll: string; sig: Buffer | null }>(
-    `SELECT at, poll, sig FROM latest_readings WHERE kind = ? AND entity = ?`,
   );
   const latestCols = `kind, entity, at, labels, fields`;
   const getLatest = db.prepare<[string, string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE kind = ? AND entity = ?`);
@@ -295,16 +292,19 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     return w.take();
   }
 
-  /** The entities each poll's last save returned (unknown after a start or a rollback: everything is stored then). */
-  const lastBatch = new Map<string, Set<string>>();
+  /**
+   * What each poll's last save returned, per entity: its time and the signature of its values (unknown after a start
+   * or a rollback: everything is stored then, so a restart costs one row per entity).
+   */
+  const lastBatch = new Map<string, Map<string, { at: number; sig: Buffer }>>();
 
   const save = db.transaction((poll: string, readings: readonly Reading[], now: number): SavePollResult => {
     let inserted = 0;
     const pollId = polls.idOf(poll, () => JSON.stringify(poll));
     const before = lastBatch.get(poll);
-    const current = new Set<string>();
+    const current = new Map<string, { at: number; sig: Buffer }>();
     // The newest reading per entity wins `latest`, whatever order the batch came in.
-    const newest = new Map<string, { r: Reading; labels: string; fields: string; sig: Buffer | null }>();
+    const newest = new Map<string, { r: Reading; labels: string; fields: string }>();
     for (const r of readings) {
       if (!Number.isFinite(r.at)) {
         throw new StoreError('E_STORE_INVALID', `poll ${poll}: reading ${r.kind}/${r.entity} has a non-finite time (${r.at})`);
@@ -314,22 +314,20 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const entityId = entities.idOf(key, () => JSON.stringify({ kind: r.kind, entity: r.entity }));
       const packed = packReading(w, r.labels ?? {}, r.fields ?? {}, r.unreadable, r.at);
       const shapeId = shapes.idOf(packed.shape, () => packed.shape);
-      const last = lastReturned.get(r.kind, r.entity);
+      const last = before?.get(key);
       // A snapshot may move on in time with the same values; any other reading must also keep its time.
-      const snapshot = SNAPSHOT_KINDS.has(r.kind);
       const sig = signature(r, shapeId);
-      const unchanged =
-        before !== undefined && before.has(key) && last !== undefined && last.poll === poll && last.sig !== null && last.sig.equals(sig) &&
-        (snapshot ? r.at >= last.at : r.at === last.at);
-      current.add(key);
+      const unchanged = last !== undefined && last.sig.equals(sig) && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= last.at : r.at === last.at);
+      const seen = current.get(key);
+      if (!seen || r.at >= seen.at) current.set(key, { at: r.at, sig });
       if (!unchanged && insertHistory.run(now, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
       const prev = newest.get(key);
-      if (!prev || r.at >= prev.r.at) newest.set(key, { r, labels, fields: fieldsJson(r), sig });
+      if (!prev || r.at >= prev.r.at) newest.set(key, { r, labels, fields: fieldsJson(r) });
     }
-    for (const { r, labels, fields, sig } of newest.values()) {
-      upsertLatest.run(r.kind, r.entity, r.at, labels, fields, poll, now, sig);
+    for (const { r, labels, fields } of newest.values()) {
+      upsertLatest.run(r.kind, r.entity, r.at, labels, fields, poll, now);
     }
-    for (const key of before ?? []) {
+    for (const key of before?.keys() ?? []) {
       const id = current.has(key) ? undefined : entities.find(key);
       if (id !== undefined) insertHistory.run(now, id, now, pollId, VANISHED, EMPTY);
     }
