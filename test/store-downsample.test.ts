@@ -3,10 +3,12 @@
  * buckets answer — their extremes against the readings themselves, and a backtest over raw and bucketed parts against
  * a replay of every raw reading, wherever a rule's verdict does not depend on the order of readings inside a bucket.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBacktest, type BacktestRow } from '../src/backtest/index.js';
 import type { Reading } from '../src/model.js';
-import { BUCKET_MS } from '../src/store/buckets.js';
+import { bucketOf, BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues } from '../src/store/buckets.js';
+import { isPacked, packReading, Reader, unpackFields, Writer, type Shape } from '../src/store/codec.js';
 import type { Store } from '../src/store/index.js';
 import { defaults, market, MIN, rule, tempDirs, tempStore } from './alerts-helpers.js';
 
@@ -177,5 +179,46 @@ describe('the backtest over raw and bucketed history', () => {
     expect(spike(raw).map((r) => [r.fired_at - SPIKE.bucket, r.resolved_at! - SPIKE.bucket, r.peak])).toEqual([[30_000, 90_000, 0.97]]);
     // Buckets: fired at the bucket's end on its maximum, resolved at the next bucket's end.
     expect(spike(folded).map((r) => [r.fired_at - SPIKE.bucket, r.resolved_at! - SPIKE.bucket, r.peak])).toEqual([[BUCKET_MS, 2 * BUCKET_MS, 0.97]]);
+  });
+});
+
+describe('a bucket packed and read back', () => {
+  const value = fc.oneof(
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.integer({ min: -1e9, max: 1e9 }).map((i) => i / 1e6),
+    fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
+    fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map((b) => b.toString()),
+    fc.bigInt({ min: 0n, max: 10n ** 12n }).map((b) => `${b}0000000000`),
+    fc.boolean(),
+    fc.constant(null),
+  );
+  it('keeps the last reading and the exact extremes of every numeric field, however they are written', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(value, value, value), { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 2e12 }), (rows, at0) => {
+        // As JSON would keep them (-0 is 0): the store's contract for every value.
+        const inputs = rows.map(([a, b, c], i) => ({ at: at0 + i, seenAt: at0 + i, poll: 1, shape: 1, fields: JSON.parse(JSON.stringify({ a, b, c })) as Record<string, unknown> }));
+        const folded = inputs.map(bucketOf).reduce(mergeBuckets);
+        const shape = JSON.parse(packReading(new Writer(), {}, folded.fields, undefined, folded.at).shape) as Shape;
+        const w = new Writer();
+        writeBucketValues(w, shape, folded);
+        const r = new Reader(w.take());
+        const fields = unpackFields(shape, r, folded.at);
+        const tail = readBucketTail(r, shape, fields, folded.at);
+        expect(fields).toEqual(inputs.at(-1)!.fields);
+        expect(tail.n).toBe(rows.length);
+        for (const k of ['a', 'b', 'c']) {
+          const nums = inputs.map((x) => x.fields[k]).filter((v) => typeof v === 'number' || (typeof v === 'string' && /^-?(?:0|[1-9]\d*)$/.test(v)));
+          const last = inputs.at(-1)!.fields[k];
+          // Extremes are kept for the fields the last reading packs (numbers, amounts, booleans, null).
+          if (nums.length === 0 || !isPacked(last)) continue;
+          const sorted = [...nums].sort((x, y) => Number(x) - Number(y));
+          expect(Number(tail.min[k])).toBe(Number(sorted[0]));
+          expect(Number(tail.max[k])).toBe(Number(sorted.at(-1)));
+          expect([...nums]).toContain(tail.min[k]);
+          expect([...nums]).toContain(tail.max[k]);
+        }
+      }),
+      { numRuns: 3000, seed: 42 },
+    );
   });
 });

@@ -56,9 +56,53 @@ export function mergeBuckets(a: Bucket, b: Bucket): Bucket {
   return { ...later, start: a.start, n: a.n + b.n, min, max };
 }
 
+/** A value as a decimal: integer digits and a scale (value = m × 10^−scale), when it has one that small. */
+function decimal(v: unknown): { m: bigint; scale: number; text: boolean } | null {
+  if (typeof v === 'string') return /^-?(?:0|[1-9]\d*)$/.test(v) ? { m: BigInt(v), scale: 0, text: true } : null;
+  if (typeof v !== 'number' || !Number.isFinite(v)) return null;
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(v));
+  if (!match) return null;
+  const frac = match[3] ?? '';
+  let scale = frac.length - Number(match[4] ?? 0);
+  let digits = match[2]! + frac;
+  if (scale < 0) {
+    digits += '0'.repeat(-scale);
+    scale = 0;
+  }
+  return scale > 31 ? null : { m: BigInt(match[1]! + digits), scale, text: false };
+}
+
+const zig = (d: bigint): number | null => {
+  const z = d >= 0n ? d * 2n : -d * 2n - 1n;
+  return z < 2n ** 52n ? Number(z) : null;
+};
+const unzig = (z: number): bigint => (z % 2 === 0 ? BigInt(z / 2) : -BigInt((z + 1) / 2));
+
+/**
+ * An extreme as a small difference from the bucket's last value at a common scale (most extremes are a few units in
+ * the last digits away): [scale, zigzag(min − last), zigzag(max − last)], or null when they do not share a form.
+ */
+function relative(last: unknown, min: unknown, max: unknown): [number, number, number] | null {
+  const [l, lo, hi] = [decimal(last), decimal(min), decimal(max)];
+  if (!l || !lo || !hi || l.text !== lo.text || l.text !== hi.text) return null;
+  const scale = Math.max(l.scale, lo.scale, hi.scale);
+  const at = (d: { m: bigint; scale: number }) => d.m * 10n ** BigInt(scale - d.scale);
+  const a = zig(at(lo) - at(l));
+  const b = zig(at(hi) - at(l));
+  return a === null || b === null ? null : [scale, a, b];
+}
+
+/** The value `d` away from `last` at `scale`, in `last`'s form (a number or a decimal string). */
+function fromRelative(last: unknown, scale: number, d: bigint): unknown {
+  const l = decimal(last)!;
+  const m = l.m * 10n ** BigInt(scale - l.scale) + d;
+  return l.text ? m.toString() : Number(`${m}e-${scale}`);
+}
+
 /**
  * Packs a bucket's values: the last reading's packed fields as a raw row has them, then per packed field one byte —
- * 0 when min and max equal the last value (nothing more), 1 followed by min and max — and last the reading count.
+ * 0 when min and max equal the last value (nothing more), 2 followed by the scale and min and max as differences from
+ * the last value, 1 followed by min and max in full — and last the reading count.
  */
 export function writeBucketValues(w: Writer, shape: Shape, b: Bucket): void {
   const packed = shape.keys.filter((_, i) => shape.dyn[i]);
@@ -67,6 +111,14 @@ export function writeBucketValues(w: Writer, shape: Shape, b: Bucket): void {
     const v = b.fields[k];
     if (!(k in b.min) || (b.min[k] === v && b.max[k] === v)) {
       w.byte(0);
+      continue;
+    }
+    const rel = relative(v, b.min[k], b.max[k]);
+    if (rel && fromRelative(v, rel[0], unzig(rel[1])) === b.min[k] && fromRelative(v, rel[0], unzig(rel[2])) === b.max[k]) {
+      w.byte(2);
+      w.byte(rel[0]);
+      w.varint(rel[1]);
+      w.varint(rel[2]);
       continue;
     }
     w.byte(1);
@@ -83,9 +135,14 @@ export function readBucketTail(r: Reader, shape: Shape, fields: Record<string, u
   for (let i = 0; i < shape.keys.length; i++) {
     if (!shape.dyn[i]) continue;
     const k = shape.keys[i]!;
-    if (r.byte() === 1) {
+    const flag = r.byte();
+    if (flag === 1) {
       min[k] = readValue(r, at);
       max[k] = readValue(r, at);
+    } else if (flag === 2) {
+      const scale = r.byte();
+      min[k] = fromRelative(fields[k], scale, unzig(r.varint()));
+      max[k] = fromRelative(fields[k], scale, unzig(r.varint()));
     } else if (numeric(fields[k]) !== null) {
       min[k] = max[k] = fields[k];
     }
