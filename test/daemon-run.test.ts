@@ -204,6 +204,34 @@ describe('lookout run', () => {
     }
   }, 40_000);
 
+  it('folds history older than storage.raw_retention into 5-minute buckets while it runs', async () => {
+    sim = await SimHandle.start({ scenario: 'calm' });
+    const dir = dirs.make();
+    const db = join(dir, 'lookout.db');
+    const file = writeConfig(join(dir, 'lookout.yaml'), { ...configObject({ sim, db }), storage: { path: db, retention: '1d', raw_retention: '2s' } });
+    const { daemon } = await DaemonProcess.start(file);
+    const conn = () => new Database(db, { readonly: true, fileMustExist: true });
+    const state = await until(
+      'buckets, and no full-resolution row much older than raw_retention',
+      () => {
+        const c = conn();
+        try {
+          const buckets = (c.prepare(`SELECT count(*) AS n FROM reading_buckets`).get() as { n: number }).n;
+          const oldest = (c.prepare(`SELECT min(seen_at) AS t FROM reading_history`).get() as { t: number | null }).t;
+          return buckets >= 40 && oldest !== null && Date.now() - oldest < 6_000 ? { buckets, oldest } : undefined;
+        } finally {
+          c.close();
+        }
+      },
+      20_000,
+      () => daemon.diag(),
+    );
+    expect(state.buckets).toBeGreaterThanOrEqual(40);
+    daemon.signal('SIGTERM');
+    expect(await daemon.waitExit(10_000), daemon.diag()).toEqual({ code: 0, signal: null });
+    expect(daemon.logs().filter((l) => l.level === 'error'), daemon.diag()).toEqual([]);
+  }, 40_000);
+
   it('exits non-zero with one clear line when its port is taken, instead of hanging', async () => {
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
