@@ -5,7 +5,7 @@
  */
 import type { Point } from '../html/chart.js';
 import type { Reading } from '../model.js';
-import type { HistoryView, RuleKind } from './rule-kind.js';
+import { judgedReading, type HistoryView, type RuleKind } from './rule-kind.js';
 import type { RuleBase } from './schema.js';
 
 /** The rule's value at each reading, and the threshold its verdicts compared with (the newest, null when none did). */
@@ -17,11 +17,13 @@ export interface JudgedSeries {
 /** The value the rule saw in each of `readings` (oldest first), judged at the reading's own time. */
 export function valueSeries(kind: RuleKind, rule: RuleBase, readings: readonly Reading[], history: HistoryView): JudgedSeries {
   const needs = kind.needs?.(rule) ?? [];
+  const worst = kind.worst?.(rule);
   let threshold: number | null = null;
   const points = readings.map((reading): Point => {
     if (needs.some((f) => reading.unreadable?.[f] !== undefined)) return { t: reading.at, v: null };
     try {
-      const verdict = kind.evaluate({ rule, reading, now: reading.at, history, active: false });
+      // A bucket of older history is drawn at its worst value for the rule, as the engine judges it.
+      const verdict = kind.evaluate({ rule, reading: judgedReading(reading, worst), now: reading.at, history, active: false });
       if (verdict.status !== 'breach' && verdict.status !== 'ok') return { t: reading.at, v: null };
       if (typeof verdict.threshold === 'number') threshold = verdict.threshold;
       return { t: reading.at, v: typeof verdict.value === 'number' && Number.isFinite(verdict.value) ? verdict.value : null };
