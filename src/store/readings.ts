@@ -250,28 +250,12 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     return e;
   };
 
-  /** A full-resolution row as a reading. */
-  function rawReading(row: RawRow, e: EntityKey = entityOf(row.entity)): HistoryReading {
-    const shape = shapeOf(row.shape);
-    const fields = unpackFields(shape, new Reader(row.vals), row.at);
-    return {
-      kind: e.kind,
-      entity: e.entity,
-      at: row.at,
-      labels: shape.labels,
-      fields,
-      ...(shape.unreadable ? { unreadable: shape.unreadable } : {}),
-      poll: polls.valueOf(row.poll) ?? '',
-      seen_at: row.seen_at,
-    };
-  }
-
-  /** A bucket row as a reading of its last values, with the bucket's extremes. */
-  function bucketReading(row: BucketRow, e: EntityKey = entityOf(row.entity)): HistoryReading {
+  /** A stored row as a reading: its shape's labels and fixed fields, its packed values, then (a bucket) its extremes. */
+  function rowReading(row: RawRow, e: EntityKey, bucketStart?: number): HistoryReading {
     const shape = shapeOf(row.shape);
     const r = new Reader(row.vals);
     const fields = unpackFields(shape, r, row.at);
-    const tail = readBucketTail(r, shape, fields, row.at);
+    const tail = bucketStart === undefined ? undefined : readBucketTail(r, shape, fields, row.at);
     return {
       kind: e.kind,
       entity: e.entity,
@@ -279,11 +263,14 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       labels: shape.labels,
       fields,
       ...(shape.unreadable ? { unreadable: shape.unreadable } : {}),
-      bucket: { start: row.start, n: tail.n, min: tail.min, max: tail.max },
+      ...(tail ? { bucket: { start: bucketStart!, n: tail.n, min: tail.min, max: tail.max } } : {}),
       poll: polls.valueOf(row.poll) ?? '',
       seen_at: row.seen_at,
     };
   }
+  const rawReading = (row: RawRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e);
+  /** A bucket row as a reading of its last values, with the bucket's extremes. */
+  const bucketReading = (row: BucketRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e, row.start);
 
   /** The values that say whether a snapshot changed: the shape and every packed value but the moving ones, absolute. */
   function signature(r: Reading, shape: number): Buffer {
