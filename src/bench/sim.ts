@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import type { SourceConfig } from '../source/client.js';
 import { METRICS_QUERY } from '../source/graphql.js';
+import { requester } from './ipc.js';
+import type { OverrideReply, OverrideRequest } from './sim-child.js';
 
 /** A simulator running in a child process. */
 export interface ChildSimulator {
@@ -12,6 +14,8 @@ export interface ChildSimulator {
   catalogUrl: string;
   apiKey: string;
   pid: number;
+  /** Holds the utilization of `markets` (indices, or all) at `utilization` from now on; null lets go. Resolves with when it took effect. */
+  override(markets: OverrideRequest['override']['markets'], utilization: number | null): Promise<Omit<OverrideReply, 'id'>>;
   stop(): Promise<void>;
 }
 
@@ -23,9 +27,11 @@ export async function startChildSimulator(opts: { markets: number; positions: nu
     once(child, 'message'),
     once(child, 'exit').then(([code]) => Promise.reject(new Error(`simulator child exited with ${String(code)} before listening`))),
   ])) as [{ url: string; catalogUrl: string; apiKey: string }];
+  const ask = requester(child, 'the simulator child');
   return {
     ...msg,
     pid: child.pid ?? -1,
+    override: (markets, utilization) => ask<OverrideReply>({ override: { markets, utilization } }, 30_000),
     async stop() {
       if (child.exitCode !== null) return;
       const exited = once(child, 'exit');

@@ -86,8 +86,15 @@ const TARGETS: readonly Target[] = [
     what: 'daemon RSS at SPEC §8 scale after 500 cycles',
     target: '≤ 200 MB, growth 100→500 ≤ 5%',
     judge: (_rows, f) => {
-      const rss = f.get('rss_mb');
-      return rss === undefined ? missing('e2e did not run') : { measured: `${fmt(rss)} MB after ${fmt(f.get('e2e_polls') ?? 0)} markets polls`, status: 'not measured', note: 'a 500-cycle run is not in the bench yet; the figure is after the e2e polls' };
+      const from = f.get('cycles_rss_from_mb');
+      const last = f.get('cycles_rss_last_mb');
+      if (from === undefined || last === undefined) return missing('e2e.cycles did not run');
+      const cycles = f.get('cycles_run') ?? 0;
+      const markets = f.get('cycles_markets') ?? 0;
+      const growth = (100 * (last - from)) / from;
+      const measured = `${fmt(last)} MB after ${fmt(cycles)} cycles, ${growth >= 0 ? '+' : ''}${growth.toFixed(1)}% since cycle ${fmt(f.get('cycles_from') ?? 0)}`;
+      if (cycles < 500 || markets < 10_000) return { measured, status: 'not measured', note: `${fmt(cycles)} cycles of ${fmt(markets)} markets (quick run): the full run judges B6` };
+      return { measured, status: verdict(last <= 200 && growth <= 5) };
     },
   },
   {
