@@ -86,8 +86,8 @@ export async function bareMetricsText(sim: ChildSimulator, limit: number): Promi
   return text;
 }
 
-/** Bare baseline: every page of /api/v1/positions (500 a page), each JSON.parse'd; returns the row count. */
-export async function barePositions(sim: ChildSimulator): Promise<{ rows: number; pages: number }> {
+/** Bare baseline: every page of /api/v1/positions (500 a page), each JSON.parse'd (its rows handed to `onRows`); returns the row count. */
+export async function barePositions(sim: Pick<ChildSimulator, 'url' | 'apiKey'>, onRows?: (rows: unknown[]) => void): Promise<{ rows: number; pages: number }> {
   let cursor: string | undefined;
   let rows = 0;
   let pages = 0;
@@ -100,6 +100,7 @@ export async function barePositions(sim: ChildSimulator): Promise<{ rows: number
     const body = JSON.parse(await res.body.text()) as { data?: unknown[]; page_info?: { has_more?: boolean; next_cursor?: string | number } };
     pages++;
     rows += body.data?.length ?? 0;
+    if (body.data) onRows?.(body.data);
     const next = body.page_info?.next_cursor;
     if (!body.page_info?.has_more || next === undefined) return { rows, pages };
     cursor = String(next);
