@@ -16,12 +16,13 @@ import { metricsBenches } from './metrics.js';
 import { e2eBenches } from './e2e.js';
 import { cycleBenches } from './cycles.js';
 import { stormBenches } from './storm.js';
+import { latencyBenches } from './latency.js';
 import { formatRow, header, type Row } from './stats.js';
 import { parseArgs, select } from './args.js';
 import { formatTargets, judgeTargets } from './targets.js';
 
 /** Every benchmark, in the order they run. */
-export const benches: Bench[] = [...clientBenches, ...storeBenches, ...ruleBenches, ...metricsBenches, ...e2eBenches, ...stormBenches, ...cycleBenches];
+export const benches: Bench[] = [...clientBenches, ...storeBenches, ...ruleBenches, ...metricsBenches, ...e2eBenches, ...stormBenches, ...latencyBenches, ...cycleBenches];
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));

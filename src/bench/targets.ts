@@ -129,7 +129,22 @@ const TARGETS: readonly Target[] = [
       };
     },
   },
-  { id: 'B8', what: 'alert latency vs Prometheus → Alertmanager', target: '≤ 0.5×', judge: () => missing('measured by an outside harness, not by npm run bench') },
+  {
+    id: 'B8',
+    what: 'alert latency vs Prometheus → Alertmanager',
+    target: '≤ 0.5×',
+    judge: (_rows, f) => {
+      const own = f.get('latency_lookout_ms');
+      const am = f.get('latency_prometheus_ms');
+      if (own === undefined || am === undefined) return missing('alert.latency did not run, or Prometheus/Alertmanager are not installed (see its note)');
+      const r = own / am;
+      return {
+        measured: `${r.toFixed(2)}× (${fmt(own / 1000, 2)} s vs ${fmt(am / 1000, 2)} s, medians)`,
+        status: verdict(r <= 0.5),
+        note: `RSS: lookout ${fmt(f.get('latency_lookout_rss_mb') ?? NaN)} MB, Prometheus + Alertmanager ${fmt(f.get('latency_prometheus_rss_mb') ?? NaN)} MB`,
+      };
+    },
+  },
   {
     id: 'B9',
     what: 'longest event-loop block during a markets and a positions poll',
