@@ -101,16 +101,15 @@ try {
     bareRows = rows.length;
   };
   const positionRuns = Math.max(1, Math.ceil(input.reps.runs / 2));
-  // One untimed run of each first: the bare DB's first insert creates its pages, the daemon's is warm already.
   // The loop monitor runs during the daemon's polls only: the bare insert holds this loop too, and is not the daemon's.
   const polled = async () => {
     loop.enable();
     await daemon.pollNow('positions');
     loop.disable();
   };
-  const positions = await timePair({ run: polled }, { run: bareParts }, { warmup: 1, runs: positionRuns });
+  const positions = await timePair({ run: polled }, { run: bareParts }, { warmup: 0, runs: positionRuns });
   bareStore.db.close();
-  const rows = assertAllOk(lines, 'positions', positionRuns + 1);
+  const rows = assertAllOk(lines, 'positions', positionRuns);
   const mem = process.memoryUsage();
   const db = daemon.store.db;
   db.pragma('wal_checkpoint(TRUNCATE)');
@@ -123,7 +122,7 @@ try {
   const alerts = daemon.store.db.prepare("SELECT count(*) AS n FROM alerts WHERE state IN ('pending', 'firing')").get() as { n: number } | undefined;
   const result: E2eResult = {
     markets,
-    positions: { subject: positions.subject, baseline: positions.baseline, rows, bareRows, walk: walk.slice(1), insert: insert.slice(1) },
+    positions: { subject: positions.subject, baseline: positions.baseline, rows, bareRows, walk, insert },
     lines: marketLines,
     loopMaxMs: { markets: marketsLoopMs, positions: loop.max / 1e6 },
     rssMb: mem.rss / 1e6,

@@ -21,7 +21,7 @@ export interface OverrideReply {
   marketIds: string[];
 }
 
-const opts = JSON.parse(process.argv[2] ?? '{}') as { markets?: number; positions?: number; seed?: number };
+const opts = JSON.parse(process.argv[2] ?? '{}') as { markets?: number; positions?: number; seed?: number; networks?: string[] };
 const sim = await startSimulator({ ...opts, maxGraphqlRows: Math.max(50_000, opts.markets ?? 0) });
 
 const held = new Map<number, number>();

@@ -19,8 +19,8 @@ export interface ChildSimulator {
   stop(): Promise<void>;
 }
 
-/** Starts the simulator in a child process with `markets` and `positions`; resolves once it listens. */
-export async function startChildSimulator(opts: { markets: number; positions: number; seed?: number }): Promise<ChildSimulator> {
+/** Starts the simulator in a child process with `markets` and `positions` (on `networks`, default the simulator's 9); resolves once it listens. */
+export async function startChildSimulator(opts: { markets: number; positions: number; seed?: number; networks?: readonly string[] }): Promise<ChildSimulator> {
   const entry = fileURLToPath(new URL('./sim-child.js', import.meta.url));
   const child: ChildProcess = fork(entry, [JSON.stringify(opts)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const [msg] = (await Promise.race([
