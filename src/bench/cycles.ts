@@ -81,14 +81,14 @@ async function cycles(ctx: BenchContext): Promise<void> {
   const every = Math.max(1, Math.floor(plan.cycles / 10));
   const series = rss.map((v, c) => [c, v] as const).filter(([c]) => c % every === 0);
   const count = (n: number) => n.toLocaleString('en-US');
-  ctx.row({ name: 'e2e.cycles', n: `${plan.cycles} cycles, ${count(plan.markets)} markets`, subject: summarize(marketsMs) });
+  ctx.row({ name: 'cycles', n: `${plan.cycles} cycles, ${count(plan.markets)} markets`, subject: summarize(marketsMs) });
   ctx.figure('cycles_rss_from_mb', first);
   ctx.figure('cycles_rss_last_mb', last);
   ctx.figure('cycles_from', plan.from);
   ctx.figure('cycles_run', plan.cycles);
   ctx.figure('cycles_markets', plan.markets);
   ctx.note(
-    `e2e.cycles: ${plan.cycles} cycles back to back through pollNow — each a markets poll of ${count(plan.markets)} markets, ` +
+    `cycles: ${plan.cycles} cycles back to back through pollNow — each a markets poll of ${count(plan.markets)} markets, ` +
       `positions (${count(plan.positions)}) every ${plan.positionsEvery} (${runs.positions} runs), benchmarks every ${plan.benchmarksEvery} (${runs.benchmarks} runs), starter rules; ` +
       `daemon RSS ${first.toFixed(0)} MB at cycle ${plan.from}, ${last.toFixed(0)} MB at cycle ${plan.cycles} (each the median of the ${plan.window} cycles up to it): growth ${growth.toFixed(1)}%; ` +
       `peak ${Math.max(...rss).toFixed(0)} MB. RSS after single cycles: ${series.map(([c, v]) => `${c}: ${v.toFixed(0)}`).join(', ')} MB.` +
@@ -98,5 +98,5 @@ async function cycles(ctx: BenchContext): Promise<void> {
 
 /** The long-run memory benchmark. */
 export const cycleBenches: Bench[] = [
-  { name: 'e2e.cycles', about: 'daemon RSS over 500 poll cycles at SPEC §8 scale (quick: 12 of 200 markets), growth from cycle 100 to 500 (target B6)', run: cycles },
+  { name: 'cycles', about: 'daemon RSS over 500 poll cycles at SPEC §8 scale (quick: 12 of 200 markets), growth from cycle 100 to 500 (target B6)', run: cycles },
 ];

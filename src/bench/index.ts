@@ -3,7 +3,7 @@
  * Every row is a median over repetitions with its spread, beside a bare baseline timed in the same run.
  *
  *   npm run bench                      every benchmark (about 3 minutes on 2 cores, plus 500 poll cycles of
- *                                      e2e.cycles: 30–40 minutes; leave them out with --only)
+ *                                      cycles: 30–40 minutes; leave them out with --only)
  *   npm run bench -- --quick           fewer repetitions, smaller storm, cycles and latency runs (under 2 minutes)
  *   npm run bench -- --only store      benchmarks whose name starts with `store` (comma-separate several)
  *   npm run bench -- --list            names and what each measures

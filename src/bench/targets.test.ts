@@ -3,7 +3,7 @@ import type { Row } from './stats.js';
 import { formatTargets, judgeTargets } from './targets.js';
 
 const s = (median: number) => ({ n: 5, median, min: median, max: median, p90: median });
-/** Figures of a full e2e.cycles run: RSS at cycle 100 and 500, MB. */
+/** Figures of a full cycles run: RSS at cycle 100 and 500, MB. */
 const full = (from: number, last: number): Array<[string, number]> => [
   ['cycles_rss_from_mb', from],
   ['cycles_rss_last_mb', last],

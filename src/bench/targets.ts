@@ -96,7 +96,7 @@ const TARGETS: readonly Target[] = [
     judge: (_rows, f) => {
       const from = f.get('cycles_rss_from_mb');
       const last = f.get('cycles_rss_last_mb');
-      if (from === undefined || last === undefined) return missing('e2e.cycles did not run');
+      if (from === undefined || last === undefined) return missing('cycles did not run');
       const cycles = f.get('cycles_run') ?? 0;
       const markets = f.get('cycles_markets') ?? 0;
       const growth = (100 * (last - from)) / from;
