@@ -31,6 +31,9 @@ const PROM_RULES = `groups:
         labels: { severity: critical }
 `;
 
+/** Median of ms samples, as seconds. */
+const fmtS = (xs: number[]) => `${(summarize(xs).median / 1000).toFixed(2)} s`;
+
 async function latency(ctx: BenchContext): Promise<void> {
   const prometheus = findTool('prometheus');
   const alertmanager = findTool('prometheus-alertmanager') ?? findTool('alertmanager');
@@ -76,6 +79,8 @@ async function latency(ctx: BenchContext): Promise<void> {
     }, 60_000, 200);
     const own: number[] = [];
     const viaAm: number[] = [];
+    /** From the change to the alert's startsAt (when each path judged it firing), and from there to the webhook. */
+    const split = { ownJudged: [] as number[], ownSent: [] as number[], amJudged: [] as number[], amSent: [] as number[] };
     for (let k = 0; k < samples; k++) {
       // A random phase against the 1 s cadences (lookout's poll, the scrape, the evaluation): not a synchronisation.
       await new Promise((r) => setTimeout(r, Math.random() * 1000));
@@ -88,6 +93,12 @@ async function latency(ctx: BenchContext): Promise<void> {
       }, 60_000, 20);
       own.push(both.a - at);
       viaAm.push(both.b - at);
+      const ownStart = lookoutSink.startsAt.get(id) ?? NaN;
+      const amStart = amSink.startsAt.get(id) ?? NaN;
+      split.ownJudged.push(ownStart - at);
+      split.ownSent.push(both.a - ownStart);
+      split.amJudged.push(amStart - at);
+      split.amSent.push(both.b - amStart);
     }
     const lookoutRss = (await daemon.memory()).rssMb;
     const promRss = rssMbOf(prom.pid);
@@ -103,6 +114,8 @@ async function latency(ctx: BenchContext): Promise<void> {
       `alert.latency: ${samples} changes of one market's utilization to ${HIGH} (threshold ${THRESHOLD}), each timed from the simulator's change to the webhook: ` +
         `lookout's own path median ${(o.median / 1000).toFixed(2)} s (${(o.min / 1000).toFixed(2)}–${(o.max / 1000).toFixed(2)}), ` +
         `lookout /metrics → Prometheus (scrape and evaluation every 1 s) → Alertmanager (group_wait 0s) median ${(a.median / 1000).toFixed(2)} s (${(a.min / 1000).toFixed(2)}–${(a.max / 1000).toFixed(2)}): ratio ${(o.median / a.median).toFixed(2)}. ` +
+        `Where the time goes (medians, from each alert's startsAt): lookout judged it firing ${fmtS(split.ownJudged)} after the change and its webhook arrived ${fmtS(split.ownSent)} later; ` +
+        `Prometheus judged it firing ${fmtS(split.amJudged)} after the change and Alertmanager's webhook arrived ${fmtS(split.amSent)} later. ` +
         `Both paths start from lookout's poll of every second. RSS: lookout ${lookoutRss.toFixed(0)} MB; Prometheus ${promRss.toFixed(0)} MB + Alertmanager ${amRss.toFixed(0)} MB, watching ${samples + 5} markets.`,
     );
   } finally {

@@ -10,18 +10,21 @@ export interface WebhookSink {
   url: string;
   /** market_id → when (ms) a notification first listed it firing. */
   readonly firing: ReadonlyMap<string, number>;
+  /** market_id → the `startsAt` (ms) of that notification's alert: when the sender judged it firing. */
+  readonly startsAt: ReadonlyMap<string, number>;
   /** Notifications received. */
   readonly received: number;
   close(): Promise<void>;
 }
 
 interface Payload {
-  alerts?: Array<{ status?: string; labels?: Record<string, string> }>;
+  alerts?: Array<{ status?: string; labels?: Record<string, string>; startsAt?: string }>;
 }
 
 /** Starts a sink on a free loopback port. */
 export async function startWebhookSink(): Promise<WebhookSink> {
   const firing = new Map<string, number>();
+  const startsAt = new Map<string, number>();
   let received = 0;
   const server = createServer((req, res) => {
     let body = '';
@@ -32,7 +35,10 @@ export async function startWebhookSink(): Promise<WebhookSink> {
       try {
         for (const a of (JSON.parse(body) as Payload).alerts ?? []) {
           const id = a.labels?.market_id;
-          if (a.status === 'firing' && id && !firing.has(id)) firing.set(id, at);
+          if (a.status === 'firing' && id && !firing.has(id)) {
+            firing.set(id, at);
+            startsAt.set(id, Date.parse(a.startsAt ?? ''));
+          }
         }
       } catch {
         // not a webhook body: counted, nothing recorded
@@ -44,6 +50,7 @@ export async function startWebhookSink(): Promise<WebhookSink> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     firing,
+    startsAt,
     get received() {
       return received;
     },
