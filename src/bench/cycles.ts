@@ -30,7 +30,7 @@ export interface CyclesPlan {
 /** The full run: the target's 500 cycles at SPEC §8 scale. */
 export const FULL_PLAN: CyclesPlan = { cycles: 500, from: 100, window: 10, positionsEvery: 25, benchmarksEvery: 100, markets: MARKETS, positions: POSITIONS };
 /** The quick run: enough cycles of a small world to see the path work. */
-export const QUICK_PLAN: CyclesPlan = { cycles: 12, from: 4, window: 3, positionsEvery: 5, benchmarksEvery: 10, markets: 200, positions: 1_000 };
+export const QUICK_PLAN: CyclesPlan = { cycles: 8, from: 3, window: 3, positionsEvery: 4, benchmarksEvery: 8, markets: 200, positions: 1_000 };
 
 /** Throws on a poll the runner logged as failed: a failed poll is cheap and would flatter the RSS. */
 function assertOk(lines: readonly PollLine[]): void {
@@ -98,5 +98,5 @@ async function cycles(ctx: BenchContext): Promise<void> {
 
 /** The long-run memory benchmark. */
 export const cycleBenches: Bench[] = [
-  { name: 'cycles', about: 'daemon RSS over 500 poll cycles at SPEC §8 scale (quick: 12 of 200 markets), growth from cycle 100 to 500 (target B6)', run: cycles },
+  { name: 'cycles', about: 'daemon RSS over 500 poll cycles at SPEC §8 scale (quick: 8 of 200 markets), growth from cycle 100 to 500 (target B6)', run: cycles },
 ];
