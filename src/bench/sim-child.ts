@@ -40,7 +40,12 @@ function override(r: OverrideRequest['override']): OverrideReply['marketIds'] {
     held.clear();
   }
   const indices = all ? sim.world.markets.map((m) => m.index) : (r.markets as number[]);
-  if (!all) for (const i of indices) r.utilization === null ? held.delete(i) : held.set(i, r.utilization);
+  if (!all) {
+    for (const i of indices) {
+      if (r.utilization === null) held.delete(i);
+      else held.set(i, r.utilization);
+    }
+  }
   return indices.map((i) => sim.world.markets[i]?.marketId ?? `#${i}`);
 }
 
