@@ -27,8 +27,8 @@ const SEVEN_RULES = `
     - { name: benchmark-stale, kind: stale_benchmark, severity: warning, max_age: 36h, incomplete_for: 6h }
 `;
 
-/** Which rules a bench config carries. */
-export type RuleSet = 'seven' | 'starter';
+/** Which rules a bench config carries: a named set, or YAML list items of `rules.inline`. */
+export type RuleSet = 'seven' | 'starter' | { inline: string };
 
 /** What a bench config points at. */
 export interface BenchConfigInput {
@@ -39,19 +39,29 @@ export interface BenchConfigInput {
   rules: RuleSet;
   /** Polls to schedule (cron far in the future: the bench triggers them). */
   polls?: ReadonlyArray<'markets' | 'positions' | 'benchmarks'>;
+  /** A poll's cron instead of the far future (e.g. every second: the daemon polls on its own). */
+  cron?: Partial<Record<'markets' | 'positions' | 'benchmarks', string>>;
+  /** YAML of the `notifiers:` and `routes:` sections, indented two spaces; default a console notifier into nowhere. */
+  notify?: { notifiers: string; routes: string };
+  /** More YAML at the top level (e.g. `delivery:`). */
+  extra?: string;
 }
 
 const POLL_YAML = {
-  markets: '  - { name: markets, kind: metrics, cron: "0 0 1 1 *", limit: 10000 }',
-  positions: '  - { name: positions, kind: positions, cron: "0 0 1 1 *", params: { limit: 500 } }',
-  benchmarks: '  - { name: benchmarks, kind: benchmarks, cron: "0 0 1 1 *", networks: all, codes: [usd, eth], lookback: 7d }',
+  markets: (cron: string) => `  - { name: markets, kind: metrics, cron: "${cron}", limit: 10000 }`,
+  positions: (cron: string) => `  - { name: positions, kind: positions, cron: "${cron}", params: { limit: 500 } }`,
+  benchmarks: (cron: string) => `  - { name: benchmarks, kind: benchmarks, cron: "${cron}", networks: all, codes: [usd, eth], lookback: 7d }`,
 } as const;
+
+/** Never in a bench's lifetime: the bench triggers the poll. */
+const FAR_CRON = '0 0 1 1 *';
 
 /** YAML of a bench config: the simulator as source, a console notifier into nowhere, the HTTP listener on a free port. */
 export function benchConfigYaml(i: BenchConfigInput): string {
   const q = (s: string) => JSON.stringify(s);
-  const polls = (i.polls ?? ['markets']).map((p) => POLL_YAML[p]).join('\n');
-  const rules = i.rules === 'starter' ? `  files: [rules/*.yaml]` : `  inline:${SEVEN_RULES}`;
+  const polls = (i.polls ?? ['markets']).map((p) => POLL_YAML[p](i.cron?.[p] ?? FAR_CRON)).join('\n');
+  const rules = i.rules === 'starter' ? `  files: [rules/*.yaml]` : i.rules === 'seven' ? `  inline:${SEVEN_RULES}` : `  inline:\n${i.rules.inline}`;
+  const notify = i.notify ?? { notifiers: '  out: { type: console, color: never }', routes: '  - { default: true, notify: [out] }' };
   return `
 source:
   base_url: ${q(i.baseUrl)}
@@ -71,13 +81,19 @@ ${polls}
 rules:
 ${rules}
 notifiers:
-  out: { type: console, color: never }
+${notify.notifiers}
 routes:
-  - { default: true, notify: [out] }
+${notify.routes}
+${i.extra ?? ''}
 `;
 }
 
 /** Loads a bench config as the daemon would (rule files resolved against the repository root). */
 export function loadBenchConfig(i: BenchConfigInput): Config {
-  return loadConfigText(join(repoRoot, 'bench.config.yaml'), benchConfigYaml(i), { dir: repoRoot, env: {} });
+  return loadBenchYaml(benchConfigYaml(i));
+}
+
+/** Loads the YAML of a bench config (see {@link benchConfigYaml}) as the daemon would. */
+export function loadBenchYaml(yaml: string): Config {
+  return loadConfigText(join(repoRoot, 'bench.config.yaml'), yaml, { dir: repoRoot, env: {} });
 }

@@ -9,8 +9,10 @@ import { request } from 'undici';
 import { startDaemon } from '../daemon.js';
 import { createLogger } from '../log.js';
 import { loadBenchConfig } from './config.js';
-import { bareAgent, metricsBody } from './sim.js';
+import type { PollLine } from './daemon-child.js';
+import { bareAgent, barePositions, metricsBody } from './sim.js';
 import { timePair, type Reps } from './stats.js';
+import { bareDb } from './store.js';
 
 /** What the parent sends. */
 export interface E2eInput {
@@ -22,20 +24,11 @@ export interface E2eInput {
   markets: number;
 }
 
-/** One `poll` log line of the poll runner. */
-interface PollLine {
-  poll: string;
-  rows: number;
-  duration_ms: number;
-  eval_ms: number;
-  events: number;
-  outcome: string;
-}
-
 /** What the child reports. */
 export interface E2eResult {
   markets: { subject: number[]; baseline: number[] };
-  positions: { subject: number[]; rows: number };
+  /** The positions poll, and its bare parts turn about: every page fetched and JSON.parse'd, then the same rows in a prepared insert. */
+  positions: { subject: number[]; baseline: number[]; rows: number; bareRows: number; walk: number[]; insert: number[] };
   /** The poll runner's own log lines of the timed markets runs. */
   lines: PollLine[];
   /** Longest the event loop was held during the markets runs, and during the positions runs, ms. */
@@ -88,12 +81,35 @@ try {
   loop.disable();
   const marketsLoopMs = loop.max / 1e6;
   loop.reset();
-  loop.enable();
   const marketLines = lines.filter((l) => l.poll === 'markets').slice(input.reps.warmup);
   assertAllOk(lines, 'markets', input.reps.warmup + input.reps.runs);
-  const positions = await timePair({ run: () => daemon.pollNow('positions') }, undefined, { warmup: 0, runs: Math.max(1, Math.ceil(input.reps.runs / 2)) });
-  loop.disable();
-  const rows = assertAllOk(lines, 'positions', positions.subject.length);
+  const bareStore = bareDb(`${input.dbPath}.bare`);
+  const walk: number[] = [];
+  const insert: number[] = [];
+  let bareRows = 0;
+  const bareParts = async () => {
+    const rows: Array<{ kind: 'position'; entity: string; at: number; row: unknown }> = [];
+    const t0 = performance.now();
+    const at = Date.now();
+    await barePositions({ url: input.baseUrl, apiKey: input.apiKey }, (page) => {
+      for (const row of page) rows.push({ kind: 'position', entity: String((row as { id?: unknown }).id), at, row });
+    });
+    const t1 = performance.now();
+    bareStore.insert(rows);
+    walk.push(t1 - t0);
+    insert.push(performance.now() - t1);
+    bareRows = rows.length;
+  };
+  const positionRuns = Math.max(1, Math.ceil(input.reps.runs / 2));
+  // The loop monitor runs during the daemon's polls only: the bare insert holds this loop too, and is not the daemon's.
+  const polled = async () => {
+    loop.enable();
+    await daemon.pollNow('positions');
+    loop.disable();
+  };
+  const positions = await timePair({ run: polled }, { run: bareParts }, { warmup: 0, runs: positionRuns });
+  bareStore.db.close();
+  const rows = assertAllOk(lines, 'positions', positionRuns);
   const mem = process.memoryUsage();
   const db = daemon.store.db;
   db.pragma('wal_checkpoint(TRUNCATE)');
@@ -106,7 +122,7 @@ try {
   const alerts = daemon.store.db.prepare("SELECT count(*) AS n FROM alerts WHERE state IN ('pending', 'firing')").get() as { n: number } | undefined;
   const result: E2eResult = {
     markets,
-    positions: { subject: positions.subject, rows },
+    positions: { subject: positions.subject, baseline: positions.baseline, rows, bareRows, walk, insert },
     lines: marketLines,
     loopMaxMs: { markets: marketsLoopMs, positions: loop.max / 1e6 },
     rssMb: mem.rss / 1e6,

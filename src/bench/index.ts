@@ -2,8 +2,9 @@
  * `npm run bench`: lookout at the scale of SPEC §8 (10,000 markets, 50,000 positions) on this machine.
  * Every row is a median over repetitions with its spread, beside a bare baseline timed in the same run.
  *
- *   npm run bench                      every benchmark (about 3 minutes on 2 cores)
- *   npm run bench -- --quick           fewer repetitions
+ *   npm run bench                      every benchmark (about 3 minutes on 2 cores, plus 500 poll cycles of
+ *                                      cycles: 30–40 minutes; leave them out with --only)
+ *   npm run bench -- --quick           fewer repetitions, smaller storm, cycles and latency runs (under 2 minutes)
  *   npm run bench -- --only store      benchmarks whose name starts with `store` (comma-separate several)
  *   npm run bench -- --list            names and what each measures
  */
@@ -14,12 +15,15 @@ import { storeBenches } from './store.js';
 import { ruleBenches } from './rules.js';
 import { metricsBenches } from './metrics.js';
 import { e2eBenches } from './e2e.js';
+import { cycleBenches } from './cycles.js';
+import { stormBenches } from './storm.js';
+import { latencyBenches } from './latency.js';
 import { formatRow, header, type Row } from './stats.js';
 import { parseArgs, select } from './args.js';
 import { formatTargets, judgeTargets } from './targets.js';
 
 /** Every benchmark, in the order they run. */
-export const benches: Bench[] = [...clientBenches, ...storeBenches, ...ruleBenches, ...metricsBenches, ...e2eBenches];
+export const benches: Bench[] = [...clientBenches, ...storeBenches, ...ruleBenches, ...metricsBenches, ...e2eBenches, ...stormBenches, ...latencyBenches, ...cycleBenches];
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));

@@ -52,7 +52,7 @@ function incident(readings: readonly Reading[]): Reading[] {
   return readings.map((r, i) => (i % 20 === 0 ? { ...r, fields: { ...r.fields, utilization: 0.97, borrow_apy: 0.3 } } : r));
 }
 
-function engineBench(set: RuleSet, scenario: 'calm' | 'incident' = 'calm') {
+function engineBench(set: Exclude<RuleSet, object>, scenario: 'calm' | 'incident' = 'calm') {
   return async (ctx: BenchContext): Promise<void> => {
     const f = await fixture(ctx);
     const { store, at } = f;

@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import type { SourceConfig } from '../source/client.js';
 import { METRICS_QUERY } from '../source/graphql.js';
+import { requester } from './ipc.js';
+import type { OverrideReply, OverrideRequest } from './sim-child.js';
 
 /** A simulator running in a child process. */
 export interface ChildSimulator {
@@ -12,20 +14,24 @@ export interface ChildSimulator {
   catalogUrl: string;
   apiKey: string;
   pid: number;
+  /** Holds the utilization of `markets` (indices, or all) at `utilization` from now on; null lets go. Resolves with when it took effect. */
+  override(markets: OverrideRequest['override']['markets'], utilization: number | null): Promise<Omit<OverrideReply, 'id'>>;
   stop(): Promise<void>;
 }
 
-/** Starts the simulator in a child process with `markets` and `positions`; resolves once it listens. */
-export async function startChildSimulator(opts: { markets: number; positions: number; seed?: number }): Promise<ChildSimulator> {
+/** Starts the simulator in a child process with `markets` and `positions` (on `networks`, default the simulator's 9); resolves once it listens. */
+export async function startChildSimulator(opts: { markets: number; positions: number; seed?: number; networks?: readonly string[] }): Promise<ChildSimulator> {
   const entry = fileURLToPath(new URL('./sim-child.js', import.meta.url));
   const child: ChildProcess = fork(entry, [JSON.stringify(opts)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const [msg] = (await Promise.race([
     once(child, 'message'),
     once(child, 'exit').then(([code]) => Promise.reject(new Error(`simulator child exited with ${String(code)} before listening`))),
   ])) as [{ url: string; catalogUrl: string; apiKey: string }];
+  const ask = requester(child, 'the simulator child');
   return {
     ...msg,
     pid: child.pid ?? -1,
+    override: (markets, utilization) => ask<OverrideReply>({ override: { markets, utilization } }, 30_000),
     async stop() {
       if (child.exitCode !== null) return;
       const exited = once(child, 'exit');
@@ -80,8 +86,8 @@ export async function bareMetricsText(sim: ChildSimulator, limit: number): Promi
   return text;
 }
 
-/** Bare baseline: every page of /api/v1/positions (500 a page), each JSON.parse'd; returns the row count. */
-export async function barePositions(sim: ChildSimulator): Promise<{ rows: number; pages: number }> {
+/** Bare baseline: every page of /api/v1/positions (500 a page), each JSON.parse'd (its rows handed to `onRows`); returns the row count. */
+export async function barePositions(sim: Pick<ChildSimulator, 'url' | 'apiKey'>, onRows?: (rows: unknown[]) => void): Promise<{ rows: number; pages: number }> {
   let cursor: string | undefined;
   let rows = 0;
   let pages = 0;
@@ -94,6 +100,7 @@ export async function barePositions(sim: ChildSimulator): Promise<{ rows: number
     const body = JSON.parse(await res.body.text()) as { data?: unknown[]; page_info?: { has_more?: boolean; next_cursor?: string | number } };
     pages++;
     rows += body.data?.length ?? 0;
+    if (body.data) onRows?.(body.data);
     const next = body.page_info?.next_cursor;
     if (!body.page_info?.has_more || next === undefined) return { rows, pages };
     cursor = String(next);

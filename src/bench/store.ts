@@ -31,13 +31,13 @@ export function shifted(readings: readonly Reading[], dt: number): Reading[] {
 }
 
 /** A bare better-sqlite3 file with the store's pragmas and one table of readings as JSON. */
-export function bareDb(path: string): { db: Database.Database; insert(rows: readonly Reading[]): void } {
+export function bareDb(path: string): { db: Database.Database; insert(rows: ReadonlyArray<Pick<Reading, 'kind' | 'entity' | 'at'>>): void } {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec('CREATE TABLE IF NOT EXISTS readings (kind TEXT NOT NULL, entity TEXT NOT NULL, at INTEGER NOT NULL, reading TEXT NOT NULL)');
   const stmt = db.prepare('INSERT INTO readings (kind, entity, at, reading) VALUES (?, ?, ?, ?)');
-  const insert = db.transaction((rows: readonly Reading[]) => {
+  const insert = db.transaction((rows: ReadonlyArray<Pick<Reading, 'kind' | 'entity' | 'at'>>) => {
     for (const r of rows) stmt.run(r.kind, r.entity, r.at, JSON.stringify(r));
   });
   return { db, insert };

@@ -1,0 +1,88 @@
+/**
+ * Child-process entry: the real daemon (`startDaemon`) on a bench config, driven by the parent over IPC, in a
+ * process of its own so its RSS and its event-loop stalls are the daemon's, and a receiver in the parent (a
+ * Slack or webhook recorder) is not held while a poll runs. Started by {@link ./daemon-proc.ts}.
+ * Input (argv[2], JSON): {@link DaemonChildInput}; requests: {@link DaemonRequest}.
+ */
+import { startDaemon } from '../daemon.js';
+import { createLogger } from '../log.js';
+import { loadBenchYaml } from './config.js';
+
+/** What the parent sends at start. */
+export interface DaemonChildInput {
+  /** A bench config (see benchConfigYaml). */
+  yaml: string;
+}
+
+/** One `poll` log line of the poll runner. */
+export interface PollLine {
+  poll: string;
+  rows: number;
+  duration_ms: number;
+  eval_ms: number;
+  events: number;
+  outcome: string;
+}
+
+/** What the notification pipeline holds: events not yet grouped, messages waiting, sent, failed. */
+export interface NotifyState {
+  outbox: number;
+  pending: number;
+  sent: number;
+  failed: number;
+}
+
+/** A request of the parent; the reply carries the same id and the value. */
+export type DaemonRequest = { id: number } & ({ cmd: 'poll'; poll: string } | { cmd: 'memory' } | { cmd: 'notify' });
+
+const input = JSON.parse(process.argv[2] ?? '{}') as DaemonChildInput;
+const lines: PollLine[] = [];
+const log = createLogger({
+  level: 'info',
+  write: (line) => {
+    const o = JSON.parse(line) as { msg?: string; level?: string } & PollLine;
+    if (o.msg === 'poll') lines.push(o);
+    else if (o.level === 'error') process.stderr.write(line + '\n');
+  },
+});
+const daemon = await startDaemon({ config: loadBenchYaml(input.yaml), log, consoleOut: { write: () => true } });
+
+async function answer(req: DaemonRequest): Promise<unknown> {
+  switch (req.cmd) {
+    case 'poll': {
+      const t0 = performance.now();
+      await daemon.pollNow(req.poll);
+      const ms = performance.now() - t0;
+      // The poll runner's log lines since the last poll request (the scheduler's own runs included).
+      return { ms, lines: lines.splice(0) };
+    }
+    case 'memory': {
+      const m = process.memoryUsage();
+      return { rssMb: m.rss / 1e6, heapUsedMb: m.heapUsed / 1e6 };
+    }
+    case 'notify': {
+      const db = daemon.store.db;
+      const n = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+      return {
+        outbox: n('SELECT count(*) AS n FROM notify_outbox'),
+        pending: n("SELECT count(*) AS n FROM notify_messages WHERE status = 'pending'"),
+        sent: n("SELECT count(*) AS n FROM notify_messages WHERE status = 'sent'"),
+        failed: n("SELECT count(*) AS n FROM notify_messages WHERE status IN ('failed', 'dropped')"),
+      } satisfies NotifyState;
+    }
+  }
+}
+
+process.send?.({ url: daemon.url, pid: process.pid });
+process.on('message', (m: unknown) => {
+  if (m === 'stop') {
+    void daemon.stop().then(() => process.exit(0));
+    return;
+  }
+  const req = m as DaemonRequest;
+  answer(req).then(
+    (value) => process.send?.({ id: req.id, value }),
+    (err: unknown) => process.send?.({ id: req.id, error: err instanceof Error ? err.message : String(err) }),
+  );
+});
+process.on('disconnect', () => void daemon.stop().then(() => process.exit(0)));

@@ -1,0 +1,48 @@
+/** The real daemon in a child process ({@link ./daemon-child.ts}), driven from the bench: polls, its memory, its outbox. */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { requester, type IpcReply } from './ipc.js';
+import type { DaemonChildInput, NotifyState, PollLine } from './daemon-child.js';
+
+/** A daemon running in a child process. */
+export interface DaemonChild {
+  /** Its HTTP listener. */
+  url: string;
+  pid: number;
+  /** Runs one poll now (pollNow) and resolves when it is done: how long it took, as seen in the child, and the poll runner's log lines since the last call. */
+  poll(name: string): Promise<{ ms: number; lines: PollLine[] }>;
+  /** The child's RSS and heap used, MB. */
+  memory(): Promise<{ rssMb: number; heapUsedMb: number }>;
+  /** What its notification pipeline holds. */
+  notifyState(): Promise<NotifyState>;
+  /** Stops the daemon (it flushes and closes its DB) and waits for the process to exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts the daemon on the bench config `yaml` in a child process; resolves once it listens. */
+export async function startDaemonChild(yaml: string): Promise<DaemonChild> {
+  const entry = fileURLToPath(new URL('./daemon-child.js', import.meta.url));
+  const child = fork(entry, [JSON.stringify({ yaml } satisfies DaemonChildInput)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [msg] = (await Promise.race([
+    once(child, 'message'),
+    once(child, 'exit').then(([code]) => Promise.reject(new Error(`the daemon child exited with ${String(code)} before listening`))),
+  ])) as [{ url: string; pid: number }];
+  const ask = requester(child, 'the daemon child');
+  const value = async <T>(body: object, timeoutMs?: number) => (await ask<IpcReply & { value: T }>(body, timeoutMs)).value;
+  return {
+    url: msg.url,
+    pid: msg.pid,
+    poll: (name) => value({ cmd: 'poll', poll: name }),
+    memory: () => value({ cmd: 'memory' }, 30_000),
+    notifyState: () => value({ cmd: 'notify' }, 30_000),
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = once(child, 'exit');
+      child.send('stop');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
