@@ -95,6 +95,8 @@ export interface ReadingsRepo {
   iterateHistory(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; vanished?: boolean }): IterableIterator<HistoryReading>;
   /** Every bucket with from ≤ start ≤ to, by start then entity; each reading carries `bucket`. */
   iterateBuckets(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number }): IterableIterator<HistoryReading>;
+  /** The small integer history rows name the entity by, or undefined when none was ever stored. */
+  entityId(kind: ReadingKind, entity: string): number | undefined;
   /** The earliest time full-resolution history covers: the oldest row's storage time, null when there is none. */
   rawSince(): number | null;
   /** Folds full-resolution rows stored before `before` into 5-minute buckets, batch by batch; returns what it did. */
@@ -457,6 +459,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
         }
       })();
     },
+    entityId,
     rawSince: () => oldestRaw.get()?.t ?? null,
     downsample: (before, opts = {}) => {
       const batch = Math.max(1, opts.batchSize ?? 5000);
