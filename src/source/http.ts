@@ -11,7 +11,8 @@ import { Pool, type Dispatcher } from 'undici';
 import { formatDuration } from '../config/duration.js';
 import { silentLogger, type Logger } from '../log.js';
 import { DataServiceError, SOURCE_CODES, scrubCause, type SourceCode } from './errors.js';
-import { parseJsonExact } from './json.js';
+import { parseJsonExactSteps } from './json.js';
+import { runYielding } from './yielding.js';
 import { Semaphore } from './semaphore.js';
 import { redact } from '../errors.js';
 
@@ -200,11 +201,12 @@ export class HttpClient {
     return this.classify(status, text, retryAfter, req.accept ?? []);
   }
 
-  private classify(status: number, text: string, retryAfter: string | undefined, accept: readonly number[]): Attempt {
+  private async classify(status: number, text: string, retryAfter: string | undefined, accept: readonly number[]): Promise<Attempt> {
     if ((status >= 200 && status < 300) || accept.includes(status)) {
       if (status === 204 || (text.trim() === '' && status !== 200)) return { ok: true, response: { status, body: null } };
       try {
-        return { ok: true, response: { status, body: parseJsonExact(text) } };
+        // In parts, giving the event loop a turn between them: a 10,000-market body is megabytes of JSON.
+        return { ok: true, response: { status, body: await runYielding(parseJsonExactSteps(text)) } };
       } catch (err) {
         // A body cut short is almost always the transport (a dropped connection, a proxy), so retry it.
         return { ok: false, code: SOURCE_CODES.badJson, reason: 'bad_json', status, detail: `${status} but the body is not valid JSON (${errText(err)}, ${text.length} bytes)`, retryable: true, cause: err };

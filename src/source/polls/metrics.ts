@@ -1,7 +1,8 @@
 /** The `metrics` poll: the GraphQL metrics query → one `market` reading per market (its newest row). */
 import { createdAfter } from '../graphql.js';
 import type { MarketInfo } from '../../model.js';
-import { marketReadings, marketsWithoutDecimals } from '../parse/markets.js';
+import { marketReadingsSteps, marketsWithoutDecimals } from '../parse/markets.js';
+import { runYielding } from '../yielding.js';
 import { inShard } from '../shard.js';
 import { pollSchemas, type PollConfigOf } from './schemas.js';
 import { allOrNothing, failIfAllRejected, keepShard, type PollContext, type PollData } from './context.js';
@@ -26,7 +27,8 @@ async function run(cfg: PollConfigOf<'metrics'>, ctx: PollContext): Promise<Poll
     }
   }
   if (ctx.marketInfo) rows = rows.concat(await askForMarketInfo(rows, after, ctx.marketInfo, ctx));
-  return keepShard(failIfAllRejected("GraphQL metrics", rows.length, marketReadings(rows, ctx.now, { oraclePrice: ctx.oraclePrice ?? 'auto', known: ctx.marketInfo ?? new Map() })), ctx.shard);
+  const read = await runYielding(marketReadingsSteps(rows, ctx.now, { oraclePrice: ctx.oraclePrice ?? 'auto', known: ctx.marketInfo ?? new Map() }));
+  return keepShard(failIfAllRejected("GraphQL metrics", rows.length, read), ctx.shard);
 }
 
 /** Markets asked about per poll, at most; the rest wait for the next polls. */
