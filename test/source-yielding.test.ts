@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parseJsonExact, parseJsonExactSteps } from '../src/source/json.js';
 import { listReadings, listReadingsSteps } from '../src/source/parse/lists.js';
 import { marketReadings, marketReadingsSteps } from '../src/source/parse/markets.js';
-import { runSync, runYielding, type Steps } from '../src/source/yielding.js';
+import { runSync, runYielding, type Steps } from '../src/yielding.js';
 
 const ROWS = 1000;
 

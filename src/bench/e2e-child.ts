@@ -40,6 +40,9 @@ export interface E2eResult {
   lines: PollLine[];
   /** Longest the event loop was held during the markets runs, and during the positions runs, ms. */
   loopMaxMs: { markets: number; positions: number };
+  /** Longest run of the poll's store transaction, and longest block of everything else (the loop held minus the transaction in it), ms. */
+  txnMaxMs: { markets: number; positions: number };
+  outsideMaxMs: { markets: number; positions: number };
   rssMb: number;
   heapUsedMb: number;
   history: { rows: number; bytes: number; polls: number; byKind: Record<string, { rows: number; fieldBytes: number }> };
@@ -53,6 +56,55 @@ function assertAllOk(all: readonly PollLine[], poll: string, count: number): num
   if (bad) throw new Error(`a timed ${poll} poll failed: ${JSON.stringify(bad)}`);
   if (runs.length !== count) throw new Error(`expected ${count} ${poll} runs in the log, saw ${runs.length}`);
   return runs.at(-1)?.rows ?? 0;
+}
+
+/**
+ * Splits the event loop's blocks into the store transaction's part and the rest: every store.transaction call is
+ * timed, and a 5 ms interval timer notes each gap between its runs (a block); a block's own part is its length minus the
+ * transactions inside it.
+ */
+function blockProbe(store: { transaction<T>(fn: () => T): T }) {
+  const txns: Array<[number, number]> = [];
+  const gaps: Array<[number, number]> = [];
+  /** Runs of the bare baseline (its own JSON.parse blocks the loop too): gaps overlapping one are not the daemon's. */
+  const bare: Array<[number, number]> = [];
+  const inner = store.transaction.bind(store);
+  store.transaction = <T>(fn: () => T): T => {
+    const t0 = performance.now();
+    try {
+      return inner(fn);
+    } finally {
+      txns.push([t0, performance.now()]);
+    }
+  };
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    if (now - last > 15) gaps.push([last, now]);
+    last = now;
+  }, 5);
+  return {
+    /** Longest transaction and longest block outside one since the last take; starts afresh. */
+    take(): { txn: number; outside: number } {
+      const txn = Math.max(0, ...txns.map(([a, b]) => b - a));
+      const daemons = gaps.filter(([a, b]) => !bare.some(([x, y]) => x < b && y > a));
+      const outside = Math.max(0, ...daemons.map(([a, b]) => b - a - txns.filter(([x, y]) => x >= a && y <= b).reduce((sum, [x, y]) => sum + (y - x), 0)));
+      txns.length = 0;
+      gaps.length = 0;
+      bare.length = 0;
+      return { txn, outside };
+    },
+    /** Times one run of the bare baseline. */
+    async bare<T>(run: () => Promise<T>): Promise<T> {
+      const t0 = performance.now();
+      try {
+        return await run();
+      } finally {
+        bare.push([t0, performance.now()]);
+      }
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 const input = JSON.parse(process.argv[2] ?? '{}') as E2eInput;
@@ -83,16 +135,21 @@ try {
   lines.length = 0;
   // The poll's transaction is synchronous: how long it holds the event loop is how long /metrics and /healthz wait.
   const loop = monitorEventLoopDelay({ resolution: 10 });
+  const probe = blockProbe(daemon.store);
+  probe.take();
   loop.enable();
-  const markets = await timePair({ run: () => daemon.pollNow('markets') }, { run: bare }, input.reps);
+  const markets = await timePair({ run: () => daemon.pollNow('markets') }, { run: () => probe.bare(bare) }, input.reps);
   loop.disable();
   const marketsLoopMs = loop.max / 1e6;
+  const marketsBlocks = probe.take();
   loop.reset();
   loop.enable();
   const marketLines = lines.filter((l) => l.poll === 'markets').slice(input.reps.warmup);
   assertAllOk(lines, 'markets', input.reps.warmup + input.reps.runs);
   const positions = await timePair({ run: () => daemon.pollNow('positions') }, undefined, { warmup: 0, runs: Math.max(1, Math.ceil(input.reps.runs / 2)) });
   loop.disable();
+  const positionsBlocks = probe.take();
+  probe.stop();
   const rows = assertAllOk(lines, 'positions', positions.subject.length);
   const mem = process.memoryUsage();
   const db = daemon.store.db;
@@ -109,6 +166,8 @@ try {
     positions: { subject: positions.subject, rows },
     lines: marketLines,
     loopMaxMs: { markets: marketsLoopMs, positions: loop.max / 1e6 },
+    txnMaxMs: { markets: marketsBlocks.txn, positions: positionsBlocks.txn },
+    outsideMaxMs: { markets: marketsBlocks.outside, positions: positionsBlocks.outside },
     rssMb: mem.rss / 1e6,
     heapUsedMb: mem.heapUsed / 1e6,
     history: { rows: history, bytes, polls, byKind: Object.fromEntries(byKind.map((k) => [k.kind, { rows: k.n, fieldBytes: k.fieldBytes }])) },

@@ -12,7 +12,7 @@ import { formatDuration } from '../config/duration.js';
 import { silentLogger, type Logger } from '../log.js';
 import { DataServiceError, SOURCE_CODES, scrubCause, type SourceCode } from './errors.js';
 import { parseJsonExactSteps } from './json.js';
-import { runYielding } from './yielding.js';
+import { runYielding } from '../yielding.js';
 import { Semaphore } from './semaphore.js';
 import { redact } from '../errors.js';
 
@@ -187,7 +187,7 @@ export class HttpClient {
       status = res.statusCode;
       const ra = res.headers['retry-after'];
       retryAfter = Array.isArray(ra) ? ra[0] : ra;
-      text = await res.body.text();
+      text = await bodyText(res.body);
     } catch (err) {
       if (req.signal?.aborted) throw err;
       if (deadline.signal.aborted || isTimeout(err)) {
@@ -273,4 +273,16 @@ function isTimeout(err: unknown): boolean {
 
 function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The body as text, decoded chunk by chunk as it arrives (what `body.text()` gives: UTF-8, a leading BOM dropped,
+ * bad bytes as U+FFFD) — `text()` decodes the whole of a 10 MB body at once when it ends, holding the event loop.
+ */
+async function bodyText(body: AsyncIterable<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  for await (const chunk of body) parts.push(decoder.decode(chunk, { stream: true }));
+  parts.push(decoder.decode());
+  return parts.join('');
 }

@@ -13,7 +13,7 @@ import { readInteger, readNumber, readString } from '../read/numbers.js';
 import type { FieldRead } from '../read/result.js';
 import { mergeSeen, type SeenForms } from '../read/seen.js';
 import { readTime } from '../read/times.js';
-import { ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
+import { ROWS_PER_STEP, runSync, type Steps } from '../../yielding.js';
 
 /** The list kinds this module reads. */
 export type ListKind = 'position' | 'asset' | 'holding';

@@ -11,7 +11,7 @@ import { readInteger, readNumber, readString } from '../read/numbers.js';
 import { readOraclePrice, type OraclePriceMode } from '../read/oracle.js';
 import { readTime, toEpochMs } from '../read/times.js';
 import { mergeSeen, type SeenForms } from '../read/seen.js';
-import { ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
+import { ROWS_PER_STEP, runSync, type Steps } from '../../yielding.js';
 
 /** How parsing is told what the service's encodings cannot say. */
 export interface MarketParseOptions {

@@ -1,6 +1,6 @@
 /** The `positions`, `assets` and `holdings` polls: a cursor walk to the end, one reading per row. */
 import { listReadingsSteps, type ListKind } from '../parse/lists.js';
-import { runYielding } from '../yielding.js';
+import { runYielding } from '../../yielding.js';
 import { pollSchemas, type PollConfigOf } from './schemas.js';
 import { ENDPOINTS } from '../client.js';
 import { failIfAllRejected, keepShard, type PollContext, type PollData } from './context.js';

@@ -2,7 +2,7 @@
 import { createdAfter } from '../graphql.js';
 import type { MarketInfo } from '../../model.js';
 import { marketReadingsSteps, marketsWithoutDecimals } from '../parse/markets.js';
-import { runYielding } from '../yielding.js';
+import { runYielding } from '../../yielding.js';
 import { inShard } from '../shard.js';
 import { pollSchemas, type PollConfigOf } from './schemas.js';
 import { allOrNothing, failIfAllRejected, keepShard, type PollContext, type PollData } from './context.js';
