@@ -362,16 +362,12 @@ export class AlertEngine {
     const history = this.memo ? syncedOnFirstUse(this.memo) : cachedHistory(this.sources.history);
     const rejected = new Set(outcome.rejected.map((r) => r.entity).filter((e): e is string => e !== undefined));
     let lastSeen: Set<string> | undefined;
-    let byEntity: Map<string, Reading[]> | undefined;
-    /** Whether rule `c` judged a reading of `entity` in this poll (asked only of its active alerts, so built lazily). */
-    const judged = (c: CompiledRule, entity: string): boolean => {
-      byEntity ??= readingsByEntity(outcome.readings);
-      return (byEntity.get(entity) ?? []).some((r) => c.reads.includes(r.kind) && matchesSelect(c.rule.select as Select, r));
-    };
 
     for (const c of rules) {
       const { rule } = c;
       const mine = tracked.get(rule.name)!;
+      // Entities with an alert of this rule that it judged in this poll: the rest of its active alerts may be absent.
+      const judged = new Set<string>();
       const id: AlertIdentity = { rule: rule.name, kind: rule.kind, entity: '', severity: rule.severity };
       for (const reading of outcome.readings) {
         if (!c.reads.includes(reading.kind) || !matchesSelect(rule.select as Select, reading)) continue;
@@ -387,9 +383,10 @@ export class AlertEngine {
         const signal: Signal = { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe };
         const r = this.apply(prev, signal, now, c.settings, { ...id, entity: reading.entity }, out);
         mine.set(reading.entity, r.next);
+        judged.add(reading.entity);
       }
       for (const t of mine.values()) {
-        if (!isActive(t.alert) || rejected.has(t.alert.entity) || judged(c, t.alert.entity)) continue;
+        if (!isActive(t.alert) || rejected.has(t.alert.entity) || judged.has(t.alert.entity)) continue;
         // Fed by this poll: its last judged reading carried the poll's label (the poll runner sets it), or the store
         // still says this poll last saw the entity. The label matters live: the runner forgets the `latest` rows of
         // vanished entities before the engine runs, so the store alone would never let them count as absent.
@@ -423,16 +420,6 @@ export class AlertEngine {
 }
 
 const pairKey = (a: string, b: string): string => `${a}\u0000${b}`;
-
-function readingsByEntity(readings: readonly Reading[]): Map<string, Reading[]> {
-  const out = new Map<string, Reading[]>();
-  for (const r of readings) {
-    const list = out.get(r.entity);
-    if (list) list.push(r);
-    else out.set(r.entity, [r]);
-  }
-  return out;
-}
 
 function identityOf(a: Alert): AlertIdentity {
   return { rule: a.rule, kind: a.kind, entity: a.entity, severity: a.severity };
