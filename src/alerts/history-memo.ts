@@ -66,16 +66,20 @@ export class HistoryMemo implements HistoryView {
       this.lastRow = this.changes.last();
       return;
     }
-    for (const row of this.changes.since(marker?.id ?? 0)) {
-      this.lastRow = row;
-      const ofKind = this.spans.get(row.kind);
-      const list = ofKind?.get(row.entity);
-      if (!ofKind || !list) continue;
-      // A row older than an answer does not change it; one at the answer's time (a new revision) or later within the span does.
-      const kept = list.filter((s) => row.at < s.lo || row.at >= s.hi);
-      if (kept.length === 0) ofKind.delete(row.entity);
-      else if (kept.length !== list.length) ofKind.set(row.entity, kept);
+    for (const [kind, ofKind] of this.spans) {
+      // A row at or after the end of every span of its kind changes none: only the others are read.
+      let end = -Infinity;
+      for (const list of ofKind.values()) for (const s of list) if (s.hi > end) end = s.hi;
+      for (const row of this.changes.since(marker?.id ?? 0, kind as ReadingKind, end)) {
+        const list = ofKind.get(row.entity);
+        if (!list) continue;
+        // A row older than an answer does not change it; one at the answer's time (a new revision) or later within the span does.
+        const kept = list.filter((s) => row.at < s.lo || row.at >= s.hi);
+        if (kept.length === 0) ofKind.delete(row.entity);
+        else if (kept.length !== list.length) ofKind.set(row.entity, kept);
+      }
     }
+    this.lastRow = this.changes.last();
   }
 
   /** Forgets every answer (the next sync starts afresh). */

@@ -26,8 +26,8 @@ export interface HistoryChanges {
   last(): HistoryRowKey | undefined;
   /** The row with this id, or undefined when there is none (deleted, or rolled back). */
   row(id: number): HistoryRowKey | undefined;
-  /** Rows with id > `after`, in id order. */
-  since(after: number): HistoryRowKey[];
+  /** Rows of `kind` with id > `after` and at < `before`, in id order (a scan of the new rows only). */
+  since(after: number, kind: ReadingKind, before: number): HistoryRowKey[];
   /** The oldest `at` in history, or null when it is empty. */
   oldestAt(): number | null;
   /** The smallest `at` > t stored for (kind, entity), or undefined when there is none. */
@@ -39,7 +39,7 @@ export function createHistoryChanges(db: Database.Database): HistoryChanges {
   const cols = 'id, kind, entity, at, seen_at';
   const last = db.prepare<[], HistoryRowKey>(`SELECT ${cols} FROM reading_history ORDER BY id DESC LIMIT 1`);
   const row = db.prepare<[number], HistoryRowKey>(`SELECT ${cols} FROM reading_history WHERE id = ?`);
-  const since = db.prepare<[number], HistoryRowKey>(`SELECT ${cols} FROM reading_history WHERE id > ? ORDER BY id`);
+  const since = db.prepare<[number, string, number], HistoryRowKey>(`SELECT ${cols} FROM reading_history WHERE id > ? AND kind = ? AND at < ? ORDER BY id`);
   const oldest = db.prepare<[], { at: number | null }>(`SELECT min(at) AS at FROM reading_history`);
   const next = db.prepare<[string, string, number], { at: number | null }>(
     `SELECT min(at) AS at FROM reading_history WHERE kind = ? AND entity = ? AND at > ?`,
@@ -47,7 +47,7 @@ export function createHistoryChanges(db: Database.Database): HistoryChanges {
   return {
     last: () => last.get(),
     row: (id) => row.get(id),
-    since: (after) => since.all(after),
+    since: (after, kind, before) => since.all(after, kind, before),
     oldestAt: () => oldest.get()?.at ?? null,
     nextAt: (kind, entity, t) => next.get(kind, entity, t)?.at ?? undefined,
   };
