@@ -11,8 +11,9 @@
  *   learns of every added row from the store itself ({@link HistoryChanges.since}), whoever wrote it;
  * - a row it saw being added that is gone or different now (the transaction that added it rolled back, and its id
  *   went to another row), or history losing its oldest rows (a prune), clears the whole memo.
- * Call {@link HistoryMemo.sync} inside the transaction that reads, before the answers are used; `range` is not
- * memoized (the per-poll cache of the engine keeps it).
+ * An entity not asked about for 64 syncs is forgotten, so markets that went away do not stay in memory (one reading
+ * per entity and window is kept: about 20 MB for 10,000 markets). Call {@link HistoryMemo.sync} inside the transaction
+ * that reads, before the answers are used; `range` is not memoized (the per-poll cache of the engine keeps it).
  */
 import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
@@ -27,8 +28,16 @@ interface Span {
   reading: Reading | undefined;
 }
 
+/** An entity's spans, and the sync in which one of them was last asked for. */
+interface Spans {
+  list: Span[];
+  used: number;
+}
+
 /** Spans kept per entity: one per distinct window of the rules that look back at it, in practice. */
 const SPANS_PER_ENTITY = 4;
+/** Syncs after which an entity nobody asked about is forgotten (a market gone, a rule removed). */
+const FORGET_AFTER_SYNCS = 64;
 
 const sameRow = (a: HistoryRowKey, b: HistoryRowKey | undefined): boolean =>
   b !== undefined && a.id === b.id && a.kind === b.kind && a.entity === b.entity && a.at === b.at && a.seen_at === b.seen_at;
@@ -36,8 +45,9 @@ const sameRow = (a: HistoryRowKey, b: HistoryRowKey | undefined): boolean =>
 /** See the module comment. */
 export class HistoryMemo implements HistoryView {
   /** By kind, then entity: no joined key string per question. */
-  private spans = new Map<string, Map<string, Span[]>>();
+  private spans = new Map<string, Map<string, Spans>>();
   private synced = false;
+  private syncs = 0;
   /** The newest row seen at the last sync (the marker a rollback would change). */
   private lastRow: HistoryRowKey | undefined;
   private oldestAt: number | null = null;
@@ -49,6 +59,8 @@ export class HistoryMemo implements HistoryView {
 
   /** Brings the memo up to date with what history holds now. */
   sync(): void {
+    this.syncs++;
+    if (this.syncs % FORGET_AFTER_SYNCS === 0) this.forgetUnused();
     const oldest = this.changes.oldestAt();
     const marker = this.lastRow;
     const intact = this.synced && (marker === undefined || sameRow(marker, this.changes.row(marker.id)));
@@ -69,17 +81,22 @@ export class HistoryMemo implements HistoryView {
     for (const [kind, ofKind] of this.spans) {
       // A row at or after the end of every span of its kind changes none: only the others are read.
       let end = -Infinity;
-      for (const list of ofKind.values()) for (const s of list) if (s.hi > end) end = s.hi;
+      for (const { list } of ofKind.values()) for (const s of list) if (s.hi > end) end = s.hi;
       for (const row of this.changes.since(marker?.id ?? 0, kind as ReadingKind, end)) {
-        const list = ofKind.get(row.entity);
-        if (!list) continue;
+        const spans = ofKind.get(row.entity);
+        if (!spans) continue;
         // A row older than an answer does not change it; one at the answer's time (a new revision) or later within the span does.
-        const kept = list.filter((s) => row.at < s.lo || row.at >= s.hi);
-        if (kept.length === 0) ofKind.delete(row.entity);
-        else if (kept.length !== list.length) ofKind.set(row.entity, kept);
+        spans.list = spans.list.filter((s) => row.at < s.lo || row.at >= s.hi);
+        if (spans.list.length === 0) ofKind.delete(row.entity);
       }
     }
     this.lastRow = this.changes.last();
+  }
+
+  private forgetUnused(): void {
+    for (const ofKind of this.spans.values()) {
+      for (const [entity, spans] of ofKind) if (this.syncs - spans.used >= FORGET_AFTER_SYNCS) ofKind.delete(entity);
+    }
   }
 
   /** Forgets every answer (the next sync starts afresh). */
@@ -90,14 +107,17 @@ export class HistoryMemo implements HistoryView {
 
   at(kind: ReadingKind, entity: string, t: number): Reading | undefined {
     let ofKind = this.spans.get(kind);
-    let list = ofKind?.get(entity);
-    if (list) for (const s of list) if (s.lo <= t && t < s.hi) return s.reading;
+    let spans = ofKind?.get(entity);
+    if (spans) {
+      spans.used = this.syncs;
+      for (const s of spans.list) if (s.lo <= t && t < s.hi) return s.reading;
+    }
     const reading = this.readings.historyAt(kind, entity, t);
     const span: Span = { lo: reading ? reading.at : -Infinity, hi: this.changes.nextAt(kind, entity, t) ?? Infinity, reading };
     if (!ofKind) this.spans.set(kind, (ofKind = new Map()));
-    if (!list) ofKind.set(entity, (list = []));
-    if (list.length >= SPANS_PER_ENTITY) list.shift();
-    list.push(span);
+    if (!spans) ofKind.set(entity, (spans = { list: [], used: this.syncs }));
+    if (spans.list.length >= SPANS_PER_ENTITY) spans.list.shift();
+    spans.list.push(span);
     return reading;
   }
 
