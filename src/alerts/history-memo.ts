@@ -11,8 +11,8 @@
  *   learns of every added row from the store itself ({@link HistoryChanges.since}), whoever wrote it;
  * - a row it saw being added that is gone or different now (the transaction that added it rolled back, and its id
  *   went to another row), or history losing its oldest rows (a prune), clears the whole memo.
- * An entity not asked about for 64 syncs is forgotten, so markets that went away do not stay in memory (one reading
- * per entity and window is kept: about 20 MB for 10,000 markets). Call {@link HistoryMemo.sync} inside the transaction
+ * An entity not asked about for 64 syncs is forgotten, so markets that went away do not stay in memory (it keeps one
+ * parsed reading per entity and window, not measured separately in B6). Call {@link HistoryMemo.sync} inside the transaction
  * that reads, before the answers are used; `range` is not memoized (the per-poll cache of the engine keeps it).
  */
 import type { Reading, ReadingKind } from '../model.js';
