@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonExact, parseJsonExactSteps } from '../src/source/json.js';
 import { listReadings, listReadingsSteps } from '../src/source/parse/lists.js';
-import { marketReadings, marketReadingsSteps } from '../src/source/parse/markets.js';
+import { marketReadings, marketReadingsSteps, marketsWithoutDecimals, marketsWithoutDecimalsSteps } from '../src/source/parse/markets.js';
 import { runSync, runYielding, type Steps } from '../src/yielding.js';
 
 const ROWS = 1000;
@@ -102,13 +102,21 @@ describe('the row readers in steps', () => {
       borrow_apy: '0.05',
       oracle_price: '3022232490411010000000000001',
       timestamp: POLL / 1000 - 600 + i,
-      market: { chain: 'base', loan_asset_symbol: 'USDC', ...(i < 300 ? {} : { loan_asset_decimals: 6, collateral_asset_decimals: 18 }) },
+      market: { chain: 'base', loan_asset_symbol: 'USDC', ...(i < 300 || i % 300 < 10 ? {} : { loan_asset_decimals: 6, collateral_asset_decimals: 18 }) },
     }));
     const known = () => ({ oraclePrice: 'auto' as const, known: new Map() });
     const { value, turns } = await counting(marketReadingsSteps(rows, POLL, known()));
     expect(value).toEqual(marketReadings(rows, POLL, known()));
     expect(value.readings.length).toBeGreaterThan(250);
     expect(turns).toBeGreaterThanOrEqual(5);
+    // The markets still without decimals (asked about on their own), and what was learned on the way.
+    const learned = new Map();
+    const stepped = await counting(marketsWithoutDecimalsSteps(rows, learned));
+    const inOneGo = new Map();
+    expect(stepped.value).toEqual(marketsWithoutDecimals(rows, inOneGo));
+    expect(stepped.value.length).toBeGreaterThan(0);
+    expect(learned).toEqual(inOneGo);
+    expect(stepped.turns).toBeGreaterThanOrEqual(5);
   });
 
   it('read the rows of a positions walk as listReadings does, giving turns between rows', async () => {

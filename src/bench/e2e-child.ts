@@ -66,7 +66,7 @@ function assertAllOk(all: readonly PollLine[], poll: string, count: number): num
 function blockProbe(store: { transaction<T>(fn: () => T): T }) {
   const txns: Array<[number, number]> = [];
   const gaps: Array<[number, number]> = [];
-  /** Runs of the bare baseline (its own JSON.parse blocks the loop too): gaps overlapping one are not the daemon's. */
+  /** The bare baseline's own blocks (its JSON.parse holds the loop too): taken out of a gap like a transaction. */
   const bare: Array<[number, number]> = [];
   const inner = store.transaction.bind(store);
   store.transaction = <T>(fn: () => T): T => {
@@ -87,18 +87,18 @@ function blockProbe(store: { transaction<T>(fn: () => T): T }) {
     /** Longest transaction and longest block outside one since the last take; starts afresh. */
     take(): { txn: number; outside: number } {
       const txn = Math.max(0, ...txns.map(([a, b]) => b - a));
-      const daemons = gaps.filter(([a, b]) => !bare.some(([x, y]) => x < b && y > a));
-      const outside = Math.max(0, ...daemons.map(([a, b]) => b - a - txns.filter(([x, y]) => x >= a && y <= b).reduce((sum, [x, y]) => sum + (y - x), 0)));
+      const within = (a: number, b: number, runs: Array<[number, number]>) => runs.filter(([x, y]) => x >= a && y <= b).reduce((sum, [x, y]) => sum + (y - x), 0);
+      const outside = Math.max(0, ...gaps.map(([a, b]) => b - a - within(a, b, txns) - within(a, b, bare)));
       txns.length = 0;
       gaps.length = 0;
       bare.length = 0;
       return { txn, outside };
     },
-    /** Times one run of the bare baseline. */
-    async bare<T>(run: () => Promise<T>): Promise<T> {
+    /** Runs and times one synchronous block of the bare baseline. */
+    bare<T>(run: () => T): T {
       const t0 = performance.now();
       try {
-        return await run();
+        return run();
       } finally {
         bare.push([t0, performance.now()]);
       }
@@ -130,7 +130,9 @@ try {
       headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': input.apiKey },
       body: metricsBody(input.markets),
     });
-    return JSON.parse(await res.body.text()) as unknown;
+    // Decoded and parsed in one timed block, so the probe can tell the baseline's block from the daemon's.
+    const bytes = await res.body.arrayBuffer();
+    return probe.bare(() => JSON.parse(new TextDecoder().decode(bytes)) as unknown);
   };
   lines.length = 0;
   // The poll's transaction is synchronous: how long it holds the event loop is how long /metrics and /healthz wait.
@@ -138,7 +140,7 @@ try {
   const probe = blockProbe(daemon.store);
   probe.take();
   loop.enable();
-  const markets = await timePair({ run: () => daemon.pollNow('markets') }, { run: () => probe.bare(bare) }, input.reps);
+  const markets = await timePair({ run: () => daemon.pollNow('markets') }, { run: bare }, input.reps);
   loop.disable();
   const marketsLoopMs = loop.max / 1e6;
   const marketsBlocks = probe.take();

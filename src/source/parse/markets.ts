@@ -51,8 +51,15 @@ function learnMarket(r: Record<string, unknown>, known: MarketInfo | undefined):
  * cannot be read until something does.
  */
 export function marketsWithoutDecimals(rows: readonly unknown[], known: Map<string, MarketInfo>): string[] {
+  return runSync(marketsWithoutDecimalsSteps(rows, known));
+}
+
+/** {@link marketsWithoutDecimals} in steps that may pause between rows. */
+export function* marketsWithoutDecimalsSteps(rows: readonly unknown[], known: Map<string, MarketInfo>): Steps<string[]> {
   const ids = new Set<string>();
+  let n = 0;
   for (const row of rows) {
+    if (++n % ROWS_PER_STEP === 0) yield;
     if (!isObject(row)) continue;
     const id = readString(row.market_id);
     if (!id.ok || id.value === null) continue;
