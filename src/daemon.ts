@@ -159,16 +159,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       metrics.pollStoreFailed(poll);
       health.failed('poll', err);
     },
-    after: (outcome: PollOutcome, seconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }) => {
+    after: async (outcome: PollOutcome, seconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }) => {
       // The poll's transaction committed: the DB takes writes (again).
       health.succeeded();
       metrics.observePoll(outcome, seconds);
-      if (outcome.ok) metrics.setReadings(outcome.poll, outcome.readings, clock.now());
       metrics.observeEvaluation(result.durationMs / 1000);
       for (const d of result.dataErrors) metrics.dataError(d.rule, d.reason);
-      metrics.setAlerts(engine.alerts());
+      // Counts of pending and firing alerts: the active ones are all it counts (not every alert ever stored).
+      metrics.setAlerts(engine.repo.active());
       metrics.setOutboxPending(dispatcher.pending());
       dispatcher.wake();
+      // Last, with turns for the event loop between readings: 50,000 positions take a while to sum up.
+      if (outcome.ok) await metrics.setReadingsYielding(outcome.poll, outcome.readings, clock.now());
     },
   });
 

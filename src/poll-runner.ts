@@ -22,8 +22,8 @@ export interface PollStages {
   storeFailed?(poll: string, err: unknown): void;
   /** Remembers logged field rejections across runs (one line per entity and field until the service changes what it sends). */
   fieldLog: FieldRejectionLog;
-  /** After the commit: metrics, waking the dispatcher. */
-  after(outcome: PollOutcome, durationSeconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }): void;
+  /** After the commit: metrics, waking the dispatcher (awaited: it may give the event loop turns while it works). */
+  after(outcome: PollOutcome, durationSeconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }): void | Promise<void>;
 }
 
 /**
@@ -88,7 +88,7 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
     return { ...outcome, ok: false, readings: [], rejected: [], error, errorReason: 'store' };
   }
   const seconds = (performance.now() - t0) / 1000;
-  s.after(outcome, seconds, result);
+  await s.after(outcome, seconds, result);
   const line = {
     poll: poll.name,
     kind: poll.kind,

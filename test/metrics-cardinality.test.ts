@@ -84,3 +84,32 @@ describe('cardinality: series follow the entities of the last successful poll', 
     expect(left).toEqual([expect.objectContaining({ labels: expect.objectContaining({ market_id: 'm1234' }), value: 0.1234 })]);
   });
 });
+
+describe('setReadingsYielding: the same series as setReadings, with turns for the event loop while it reads', () => {
+  it('exports what setReadings exports, and changes nothing before it ends', async () => {
+    const readings = [
+      ...Array.from({ length: 1000 }, (_, i) => market(`m${i}`, { utilization: i / 1000 })),
+      ...Array.from({ length: 1000 }, (_, i) => position(`p${i}`, i % 2 ? 'ethereum' : 'base', 'aave', i % 3 === 0, i)),
+      benchmark('ethereum', 'USDC'),
+    ];
+    const sync = createMetrics({ processMetrics: false });
+    sync.setReadings('all', readings, NOW);
+    const stepped = createMetrics({ processMetrics: false });
+    stepped.setReadings('all', [market('gone')], NOW);
+    const before = await stepped.scrape();
+    let turns = 0;
+    let midway: string | undefined;
+    let stop = false;
+    const tick = () => {
+      turns++;
+      if (turns === 3) void stepped.scrape().then((t) => (midway ??= t));
+      if (!stop) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await stepped.setReadingsYielding('all', readings, NOW, 0);
+    stop = true;
+    expect(turns).toBeGreaterThanOrEqual(3);
+    expect(midway).toBe(before);
+    expect(await stepped.scrape()).toBe(await sync.scrape());
+  });
+});

@@ -33,6 +33,9 @@ export interface E2eResult {
   lines: PollLine[];
   /** Longest the event loop was held during the markets runs, and during the positions runs, ms. */
   loopMaxMs: { markets: number; positions: number };
+  /** Longest run of the poll's store transaction, and longest block of everything else (the loop held minus the transaction in it), ms. */
+  txnMaxMs: { markets: number; positions: number };
+  outsideMaxMs: { markets: number; positions: number };
   rssMb: number;
   heapUsedMb: number;
   history: { rows: number; bytes: number; polls: number; byKind: Record<string, { rows: number; fieldBytes: number }> };
@@ -46,6 +49,55 @@ function assertAllOk(all: readonly PollLine[], poll: string, count: number): num
   if (bad) throw new Error(`a timed ${poll} poll failed: ${JSON.stringify(bad)}`);
   if (runs.length !== count) throw new Error(`expected ${count} ${poll} runs in the log, saw ${runs.length}`);
   return runs.at(-1)?.rows ?? 0;
+}
+
+/**
+ * Splits the event loop's blocks into the store transaction's part and the rest: every store.transaction call is
+ * timed, and a 5 ms interval timer notes each gap between its runs (a block); a block's own part is its length minus the
+ * transactions inside it.
+ */
+function blockProbe(store: { transaction<T>(fn: () => T): T }) {
+  const txns: Array<[number, number]> = [];
+  const gaps: Array<[number, number]> = [];
+  /** The bare baseline's own blocks (its JSON.parse holds the loop too): taken out of a gap like a transaction. */
+  const bare: Array<[number, number]> = [];
+  const inner = store.transaction.bind(store);
+  store.transaction = <T>(fn: () => T): T => {
+    const t0 = performance.now();
+    try {
+      return inner(fn);
+    } finally {
+      txns.push([t0, performance.now()]);
+    }
+  };
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    if (now - last > 15) gaps.push([last, now]);
+    last = now;
+  }, 5);
+  return {
+    /** Longest transaction and longest block outside one since the last take; starts afresh. */
+    take(): { txn: number; outside: number } {
+      const txn = Math.max(0, ...txns.map(([a, b]) => b - a));
+      const within = (a: number, b: number, runs: Array<[number, number]>) => runs.filter(([x, y]) => x >= a && y <= b).reduce((sum, [x, y]) => sum + (y - x), 0);
+      const outside = Math.max(0, ...gaps.map(([a, b]) => b - a - within(a, b, txns) - within(a, b, bare)));
+      txns.length = 0;
+      gaps.length = 0;
+      bare.length = 0;
+      return { txn, outside };
+    },
+    /** Runs and times one synchronous block of the bare baseline. */
+    bare<T>(run: () => T): T {
+      const t0 = performance.now();
+      try {
+        return run();
+      } finally {
+        bare.push([t0, performance.now()]);
+      }
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 const input = JSON.parse(process.argv[2] ?? '{}') as E2eInput;
@@ -71,15 +123,20 @@ try {
       headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': input.apiKey },
       body: metricsBody(input.markets),
     });
-    return JSON.parse(await res.body.text()) as unknown;
+    // Decoded and parsed in one timed block, so the probe can tell the baseline's block from the daemon's.
+    const bytes = await res.body.arrayBuffer();
+    return probe.bare(() => JSON.parse(new TextDecoder().decode(bytes)) as unknown);
   };
   lines.length = 0;
   // The poll's transaction is synchronous: how long it holds the event loop is how long /metrics and /healthz wait.
   const loop = monitorEventLoopDelay({ resolution: 10 });
+  const probe = blockProbe(daemon.store);
+  probe.take();
   loop.enable();
   const markets = await timePair({ run: () => daemon.pollNow('markets') }, { run: bare }, input.reps);
   loop.disable();
   const marketsLoopMs = loop.max / 1e6;
+  const marketsBlocks = probe.take();
   loop.reset();
   const marketLines = lines.filter((l) => l.poll === 'markets').slice(input.reps.warmup);
   assertAllOk(lines, 'markets', input.reps.warmup + input.reps.runs);
@@ -108,13 +165,18 @@ try {
     loop.disable();
   };
   const positions = await timePair({ run: polled }, { run: bareParts }, { warmup: 0, runs: positionRuns });
+  const positionsBlocks = probe.take();
+  probe.stop();
   bareStore.db.close();
   const rows = assertAllOk(lines, 'positions', positionRuns);
   const mem = process.memoryUsage();
   const db = daemon.store.db;
   db.pragma('wal_checkpoint(TRUNCATE)');
   const byKind = db
-    .prepare<[], { kind: string; n: number; fieldBytes: number }>('SELECT kind, count(*) AS n, avg(length(fields)) AS fieldBytes FROM reading_history GROUP BY kind')
+    .prepare<[], { kind: string; n: number; fieldBytes: number }>(
+      `SELECT json_extract(e.value, '$.kind') AS kind, count(*) AS n, avg(length(h.vals)) AS fieldBytes
+       FROM reading_history h JOIN history_entities e ON e.id = h.entity WHERE h.shape != 0 GROUP BY 1`,
+    )
     .all();
   const history = byKind.reduce((sum, k) => sum + k.n, 0);
   const polls = (db.prepare("SELECT count(*) AS n FROM poll_runs WHERE poll = 'markets' AND ok = 1").get() as { n: number }).n;
@@ -125,6 +187,8 @@ try {
     positions: { subject: positions.subject, baseline: positions.baseline, rows, bareRows, walk, insert },
     lines: marketLines,
     loopMaxMs: { markets: marketsLoopMs, positions: loop.max / 1e6 },
+    txnMaxMs: { markets: marketsBlocks.txn, positions: positionsBlocks.txn },
+    outsideMaxMs: { markets: marketsBlocks.outside, positions: positionsBlocks.outside },
     rssMb: mem.rss / 1e6,
     heapUsedMb: mem.heapUsed / 1e6,
     history: { rows: history, bytes, polls, byKind: Object.fromEntries(byKind.map((k) => [k.kind, { rows: k.n, fieldBytes: k.fieldBytes }])) },

@@ -1,7 +1,7 @@
 /**
  * Benchmark 4: rule evaluation. `AlertEngine.applyPoll` over one poll of 10,000 market readings, in the
- * poll's transaction as the poll runner calls it, with history an hour deep so `apy_jump` has its window.
- * The baseline is a bare loop over the same readings doing the utilization comparison only.
+ * poll's transaction as the poll runner calls it, with history an hour deep so `apy_jump` has its window; and over
+ * one poll of 50,000 positions. The baseline is a bare loop over the same readings doing one comparison only.
  */
 import { join } from 'node:path';
 import { AlertEngine, type EngineResult } from '../alerts/engine.js';
@@ -10,7 +10,7 @@ import { silentLogger } from '../log.js';
 import type { PollOutcome, Reading } from '../model.js';
 import { openStore, type Store } from '../store/index.js';
 import { loadBenchConfig, type RuleSet } from './config.js';
-import { MARKETS, POLL_INTERVAL_MS, marketsPoll, type Bench, type BenchContext } from './context.js';
+import { MARKETS, POLL_INTERVAL_MS, POSITIONS, marketsPoll, positionsPoll, type Bench, type BenchContext } from './context.js';
 import { shifted } from './store.js';
 import { summarize, timePair } from './stats.js';
 
@@ -19,11 +19,13 @@ interface Fixture {
   current: Reading[];
   /** Time of the current poll, ms. */
   at: number;
+  /** One positions poll, stored at `at`. */
+  positions: Reading[];
 }
 
 const fixtures = new WeakMap<BenchContext, Promise<Fixture>>();
 
-/** A store holding the markets 65 and 35 minutes before the current poll, and the current poll itself. */
+/** A store holding the markets 65 and 35 minutes before the current poll, the current poll itself, and a positions poll. */
 function fixture(ctx: BenchContext): Promise<Fixture> {
   let f = fixtures.get(ctx);
   if (!f) {
@@ -33,7 +35,9 @@ function fixture(ctx: BenchContext): Promise<Fixture> {
       const store = openStore(join(ctx.dir, 'rules.db'));
       for (const ago of [65 * 60_000, 35 * 60_000]) store.readings.savePoll('markets', shifted(current, -ago), at - ago);
       store.readings.savePoll('markets', current, at);
-      return { store, current, at };
+      const positions = await ctx.readings(positionsPoll);
+      store.readings.savePoll('positions', positions, at);
+      return { store, current, at, positions };
     })();
     fixtures.set(ctx, f);
   }
@@ -47,20 +51,33 @@ function bareUtilization(readings: readonly Reading[]): number {
   return above;
 }
 
+/** The positions' baseline: the unverified check only. */
+function bareUnverified(readings: readonly Reading[]): number {
+  let unverified = 0;
+  for (const r of readings) if (r.fields.verified === false && Number(r.fields.value_usd) >= 10_000) unverified++;
+  return unverified;
+}
+
 /** One market in 20 with utilization at 97% and borrow APY at 30%: an incident across 500 markets. */
 function incident(readings: readonly Reading[]): Reading[] {
   return readings.map((r, i) => (i % 20 === 0 ? { ...r, fields: { ...r.fields, utilization: 0.97, borrow_apy: 0.3 } } : r));
 }
 
-function engineBench(set: Exclude<RuleSet, object>, scenario: 'calm' | 'incident' = 'calm') {
+/** One position in 20 unverified and worth $1M: an incident across 2,500 positions. */
+function positionsIncident(readings: readonly Reading[]): Reading[] {
+  return readings.map((r, i) => (i % 20 === 0 ? { ...r, fields: { ...r.fields, verified: false, value_usd: 1_000_000 } } : r));
+}
+
+function engineBench(set: Exclude<RuleSet, object>, scenario: 'calm' | 'incident' = 'calm', poll: 'markets' | 'positions' = 'markets') {
   return async (ctx: BenchContext): Promise<void> => {
     const f = await fixture(ctx);
     const { store, at } = f;
-    const current = scenario === 'incident' ? incident(f.current) : f.current;
+    const base = poll === 'markets' ? f.current : f.positions;
+    const current = scenario === 'calm' ? base : poll === 'markets' ? incident(base) : positionsIncident(base);
     const cfg = loadBenchConfig({ baseUrl: 'http://127.0.0.1:9', catalogUrl: 'http://127.0.0.1:9', apiKey: 'k', dbPath: store.path, rules: set });
     const rules = cfg.rules.map((r) => r.rule);
     const engine = new AlertEngine({ store, rules, alerting: cfg.alerting, sourceDown: cfg.source_down, watchdog: cfg.watchdog, clock: systemClock, log: silentLogger });
-    const outcome: PollOutcome = { poll: 'markets', kind: 'metrics', ok: true, readings: current, rejected: [], started_at: at, finished_at: at };
+    const outcome: PollOutcome = { poll, kind: poll === 'markets' ? 'metrics' : 'positions', ok: true, readings: current, rejected: [], started_at: at, finished_at: at };
     // Successive polls a second apart: alerts that are pending stay pending (`for: 10m`), as in most polls.
     let now = at;
     let last: EngineResult | undefined;
@@ -73,16 +90,18 @@ function engineBench(set: Exclude<RuleSet, object>, scenario: 'calm' | 'incident
           first ??= { events: last.events.length, ms: performance.now() - t0 };
         },
       },
-      { run: () => bareUtilization(current) },
+      { run: () => (poll === 'markets' ? bareUtilization(current) : bareUnverified(current)) },
       ctx.reps,
     );
     const s = summarize(t.subject);
-    const marketRules = rules.filter((r) => !['unverified_position', 'stale_benchmark'].includes(r.kind)).length;
-    const name = `rules.${set}${scenario === 'incident' ? '.incident' : ''}`;
-    ctx.row({ name, n: `${marketRules} rules × ${MARKETS.toLocaleString('en-US')}`, subject: s, baseline: summarize(t.baseline), baselineName: 'bare utilization loop' });
+    const readsHere = (r: (typeof rules)[number]) => (poll === 'markets' ? !['unverified_position', 'stale_benchmark'].includes(r.kind) : r.kind === 'unverified_position');
+    const marketRules = rules.filter(readsHere).length;
+    const name = `rules.${poll === 'markets' ? set : 'positions'}${scenario === 'incident' ? '.incident' : ''}`;
+    const n = poll === 'markets' ? MARKETS : POSITIONS;
+    ctx.row({ name, n: `${marketRules} rules × ${n.toLocaleString('en-US')}`, subject: s, baseline: summarize(t.baseline), baselineName: poll === 'markets' ? 'bare utilization loop' : 'bare unverified loop' });
     const active = engine.alerts().filter((a) => a.state === 'pending' || a.state === 'firing').length;
     ctx.note(
-      `${name}: ${rules.length} rules configured, ${marketRules} read markets; ${last?.evaluated.toLocaleString('en-US')} verdicts per poll, ` +
+      `${name}: ${rules.length} rules configured, ${marketRules} read ${poll}; ${last?.evaluated.toLocaleString('en-US')} verdicts per poll, ` +
         `${active} alerts pending or firing${first && first.events > 0 ? ` (the first poll of it: ${first.events} events in ${first.ms.toFixed(0)} ms)` : ''}; median ${s.median.toFixed(0)} ms = ${((100 * s.median) / POLL_INTERVAL_MS).toFixed(2)}% of the 30 s poll interval (p90 ${s.p90.toFixed(0)} ms).`,
     );
   };
@@ -94,4 +113,6 @@ export const ruleBenches: Bench[] = [
   { name: 'rules.starter', about: 'applyPoll with the shipped rules/*.yaml (13 rules, selects on symbols) over 10,000 readings', run: engineBench('starter') },
   // Last: the engines share one store, and an engine retires the alerts of rules it does not know.
   { name: 'rules.seven.incident', about: 'as rules.seven with 500 markets at 97% utilization and 30% borrow APY (alerts pending and firing, state written every poll)', run: engineBench('seven', 'incident') },
+  { name: 'rules.positions', about: 'applyPoll of the same rules over one positions poll of 50,000 readings, vs a bare unverified loop', run: engineBench('seven', 'calm', 'positions') },
+  { name: 'rules.positions.incident', about: 'as rules.positions with 2,500 positions unverified and worth $1M (alerts pending, state written every poll)', run: engineBench('seven', 'incident', 'positions') },
 ];

@@ -71,13 +71,23 @@ const TARGETS: readonly Target[] = [
   },
   {
     id: 'B4',
-    what: 'evaluation of all rule kinds',
+    what: 'evaluation of all rule kinds, 10,000 markets + 50,000 positions',
     target: '≤ 25 ms calm, ≤ 50 ms incident',
     judge: (rows) => {
-      const calm = rows.get('rules.seven')?.subject.median;
-      const incident = rows.get('rules.seven.incident')?.subject.median;
-      if (calm === undefined || incident === undefined) return missing('rules.seven(.incident) did not run');
-      return { measured: `${fmt(calm, 1)} ms calm, ${fmt(incident, 1)} ms incident`, status: verdict(calm <= 25 && incident <= 50), note: '10,000 markets; the 50,000 positions are not in this figure yet' };
+      // One markets poll and one positions poll judged: the two applyPoll medians added.
+      const both = (markets: string, positions: string) => {
+        const m = rows.get(markets)?.subject.median;
+        const p = rows.get(positions)?.subject.median;
+        return m === undefined || p === undefined ? undefined : { m, p, sum: m + p };
+      };
+      const calm = both('rules.seven', 'rules.positions');
+      const incident = both('rules.seven.incident', 'rules.positions.incident');
+      if (!calm || !incident) return missing('rules.seven(.incident) and rules.positions(.incident) did not all run');
+      return {
+        measured: `${fmt(calm.sum, 1)} ms calm, ${fmt(incident.sum, 1)} ms incident`,
+        status: verdict(calm.sum <= 25 && incident.sum <= 50),
+        note: `markets + positions: ${fmt(calm.m, 1)} + ${fmt(calm.p, 1)} ms calm, ${fmt(incident.m, 1)} + ${fmt(incident.p, 1)} ms incident`,
+      };
     },
   },
   {
@@ -153,7 +163,14 @@ const TARGETS: readonly Target[] = [
       const m = f.get('loop_block_markets_ms');
       const p = f.get('loop_block_positions_ms');
       if (m === undefined || p === undefined) return missing('e2e did not run');
-      return { measured: `${fmt(m)} ms markets, ${fmt(p)} ms positions`, status: verdict(Math.max(m, p) <= 50) };
+      const tm = f.get('txn_max_markets_ms');
+      const tp = f.get('txn_max_positions_ms');
+      const om = f.get('outside_block_markets_ms');
+      const op = f.get('outside_block_positions_ms');
+      const split = [tm, tp, om, op].every((v) => v !== undefined)
+        ? { note: `the store transaction ran up to ${fmt(tm!)} / ${fmt(tp!)} ms; the longest block outside it ${fmt(om!)} / ${fmt(op!)} ms` }
+        : {};
+      return { measured: `${fmt(m)} ms markets, ${fmt(p)} ms positions`, status: verdict(Math.max(m, p) <= 50), ...split };
     },
   },
   {

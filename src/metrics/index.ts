@@ -6,6 +6,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Alert, PollOutcome, Reading } from '../model.js';
 import type { Clock } from '../clock.js';
 import { SeriesTracker, type SeriesBatch } from './series.js';
+import { ROWS_PER_STEP, runSync, runYielding, type Steps } from '../yielding.js';
 import { MarketFamily, MarketTable, type MarketRow } from './market-table.js';
 import {
   POSITION_LABELS,
@@ -39,6 +40,8 @@ export interface Metrics {
   observePoll(outcome: PollOutcome, durationSeconds: number): void;
   /** After a successful poll: replaces the market, position and benchmark series this poll exports. */
   setReadings(poll: string, readings: readonly Reading[], now: number): void;
+  /** {@link Metrics.setReadings} giving the event loop turns while it reads the readings; the series change at once at the end. */
+  setReadingsYielding(poll: string, readings: readonly Reading[], now: number, sliceMs?: number): Promise<void>;
   /** Drops every series of a poll that left the config. */
   forgetPoll(poll: string): void;
   /** Mirrors the current alerts as `lookout_alerts{rule,severity,state}` counts (pending and firing). */
@@ -194,6 +197,26 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   };
   let alertCombos = new Map<string, { rule: string; severity: string; state: string }>();
 
+  /** Rows and groups built from the readings step by step (pausing between readings), then swapped in at once. */
+  function* setReadingsSteps(poll: string, readings: readonly Reading[], now: number): Steps<void> {
+    const batch: SeriesBatch = new Map();
+    const rows: MarketRow[] = [];
+    const groups = new Map<string, PositionGroup>();
+    let n = 0;
+    for (const r of readings) {
+      if (++n % ROWS_PER_STEP === 0) yield;
+      if (r.kind === 'market') rows.push(marketRow(r, now));
+      else if (r.kind === 'position') addPosition(groups, r);
+      else if (r.kind === 'benchmark') addBenchmark(batch, g, r);
+    }
+    markets.replace(poll, rows);
+    tracker.replace(poll, batch);
+    const hadPositions = positionsByPoll.has(poll);
+    if (groups.size > 0) positionsByPoll.set(poll, groups);
+    else positionsByPoll.delete(poll);
+    if (groups.size > 0 || hadPositions) tracker.replace(POSITIONS_OWNER, positionBatch(g, positionsByPoll.values()));
+  }
+
   return {
     registry,
     contentType: registry.contentType,
@@ -225,20 +248,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
 
     setReadings(poll, readings, now) {
-      const batch: SeriesBatch = new Map();
-      const rows: MarketRow[] = [];
-      const groups = new Map<string, PositionGroup>();
-      for (const r of readings) {
-        if (r.kind === 'market') rows.push(marketRow(r, now));
-        else if (r.kind === 'position') addPosition(groups, r);
-        else if (r.kind === 'benchmark') addBenchmark(batch, g, r);
-      }
-      markets.replace(poll, rows);
-      tracker.replace(poll, batch);
-      const hadPositions = positionsByPoll.has(poll);
-      if (groups.size > 0) positionsByPoll.set(poll, groups);
-      else positionsByPoll.delete(poll);
-      if (groups.size > 0 || hadPositions) tracker.replace(POSITIONS_OWNER, positionBatch(g, positionsByPoll.values()));
+      runSync(setReadingsSteps(poll, readings, now));
+    },
+
+    setReadingsYielding(poll, readings, now, sliceMs) {
+      return runYielding(setReadingsSteps(poll, readings, now), sliceMs);
     },
 
     forgetPoll(poll) {

@@ -42,10 +42,49 @@ export function templateScope(rule: RuleBase, reading: Reading, verdict?: Verdic
 
 /** Renders every annotation of `rule` for a reading and its verdict; never throws. */
 export function renderAnnotations(rule: RuleBase, reading: Reading, verdict?: Verdict): Record<string, string> {
-  const scope = templateScope(rule, reading, verdict);
+  const entries = Object.entries(rule.annotations ?? {});
   const out: Record<string, string> = {};
-  for (const [key, text] of Object.entries(rule.annotations ?? {})) out[key] = compileCached(text).render(scope);
+  if (entries.length === 0) return out;
+  const scope = scopeFor(namesRead(entries), rule, reading, verdict);
+  for (const [key, text] of entries) out[key] = compileCached(text).render(scope);
   return out;
+}
+
+/** The top-level names the templates read (`labels` for `labels.chain`), by annotations text. */
+const namesCache = new Map<string, readonly string[]>();
+
+function namesRead(entries: ReadonlyArray<[string, string]>): readonly string[] {
+  const key = JSON.stringify(entries.map((e) => e[1]));
+  let names = namesCache.get(key);
+  if (!names) {
+    names = [...new Set(entries.flatMap(([, text]) => compileCached(text).names.map((n) => n.split('.')[0]!)))];
+    namesCache.set(key, names);
+  }
+  return names;
+}
+
+const own = (o: object, k: string): boolean => Object.prototype.propertyIsEnumerable.call(o, k);
+
+/**
+ * {@link templateScope} holding only `names` (what the templates read): the same value under each of them, without
+ * copying every field of the reading for each alert judged (2,000 active alerts a poll in an incident).
+ */
+function scopeFor(names: readonly string[], rule: RuleBase, reading: Reading, verdict?: Verdict): Record<string, unknown> {
+  // Each layer over the one before, as templateScope builds it: fields, the reading's identity, then the verdict's.
+  const identity: Record<string, unknown> = { labels: reading.labels, entity: reading.entity, at: reading.at, kind: reading.kind, rule };
+  const top: Record<string, unknown> | undefined = !verdict
+    ? undefined
+    : verdict.status === 'wait' || verdict.status === 'data_error'
+      ? { reason: verdict.reason, value: verdict.status === 'data_error' ? (verdict.value ?? null) : null }
+      : { ...(verdict.context ?? {}), value: verdict.value, threshold: verdict.threshold, previous: verdict.previous ?? null };
+  // No prototype: a field named __proto__ is a member here, as the spread in templateScope makes it.
+  const scope: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const n of names) {
+    if (top && own(top, n)) scope[n] = top[n];
+    else if (own(identity, n)) scope[n] = identity[n];
+    else if (own(reading.fields, n)) scope[n] = reading.fields[n];
+  }
+  return scope;
 }
 
 /** Whether `name` (as written in a template) is something a rule of `kind` reading `readingKinds` can show. */

@@ -11,7 +11,8 @@ import { Pool, type Dispatcher } from 'undici';
 import { formatDuration } from '../config/duration.js';
 import { silentLogger, type Logger } from '../log.js';
 import { DataServiceError, SOURCE_CODES, scrubCause, type SourceCode } from './errors.js';
-import { parseJsonExact } from './json.js';
+import { parseJsonExactSteps } from './json.js';
+import { runYielding } from '../yielding.js';
 import { Semaphore } from './semaphore.js';
 import { redact } from '../errors.js';
 
@@ -186,7 +187,7 @@ export class HttpClient {
       status = res.statusCode;
       const ra = res.headers['retry-after'];
       retryAfter = Array.isArray(ra) ? ra[0] : ra;
-      text = await res.body.text();
+      text = await bodyText(res.body);
     } catch (err) {
       if (req.signal?.aborted) throw err;
       if (deadline.signal.aborted || isTimeout(err)) {
@@ -200,11 +201,12 @@ export class HttpClient {
     return this.classify(status, text, retryAfter, req.accept ?? []);
   }
 
-  private classify(status: number, text: string, retryAfter: string | undefined, accept: readonly number[]): Attempt {
+  private async classify(status: number, text: string, retryAfter: string | undefined, accept: readonly number[]): Promise<Attempt> {
     if ((status >= 200 && status < 300) || accept.includes(status)) {
       if (status === 204 || (text.trim() === '' && status !== 200)) return { ok: true, response: { status, body: null } };
       try {
-        return { ok: true, response: { status, body: parseJsonExact(text) } };
+        // In parts, giving the event loop a turn between them: a 10,000-market body is megabytes of JSON.
+        return { ok: true, response: { status, body: await runYielding(parseJsonExactSteps(text)) } };
       } catch (err) {
         // A body cut short is almost always the transport (a dropped connection, a proxy), so retry it.
         return { ok: false, code: SOURCE_CODES.badJson, reason: 'bad_json', status, detail: `${status} but the body is not valid JSON (${errText(err)}, ${text.length} bytes)`, retryable: true, cause: err };
@@ -271,4 +273,16 @@ function isTimeout(err: unknown): boolean {
 
 function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The body as text, decoded chunk by chunk as it arrives (what `body.text()` gives: UTF-8, a leading BOM dropped,
+ * bad bytes as U+FFFD) — `text()` decodes the whole of a 10 MB body at once when it ends, holding the event loop.
+ */
+async function bodyText(body: AsyncIterable<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  for await (const chunk of body) parts.push(decoder.decode(chunk, { stream: true }));
+  parts.push(decoder.decode());
+  return parts.join('');
 }

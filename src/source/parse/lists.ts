@@ -13,6 +13,7 @@ import { readInteger, readNumber, readString } from '../read/numbers.js';
 import type { FieldRead } from '../read/result.js';
 import { mergeSeen, type SeenForms } from '../read/seen.js';
 import { readTime } from '../read/times.js';
+import { ROWS_PER_STEP, runSync, type Steps } from '../../yielding.js';
 
 /** The list kinds this module reads. */
 export type ListKind = 'position' | 'asset' | 'holding';
@@ -92,12 +93,21 @@ function labelsOf(kind: ListKind, r: Row, wallet: string | null, asset: string |
 }
 
 /** Reads list rows into readings: a row with nothing to identify it, or a second row of the same entity, is rejected; a bad field is unknown. */
-export function listReadings(kind: ListKind, rows: readonly unknown[], pollTime: number): { readings: Reading[]; rejected: Rejection[]; seen: SeenForms } {
+export function listReadings(kind: ListKind, rows: readonly unknown[], pollTime: number): ListResult {
+  return runSync(listReadingsSteps(kind, rows, pollTime));
+}
+
+type ListResult = { readings: Reading[]; rejected: Rejection[]; seen: SeenForms };
+
+/** {@link listReadings} in steps that may pause between rows (a positions poll reads 50,000 of them). */
+export function* listReadingsSteps(kind: ListKind, rows: readonly unknown[], pollTime: number): Steps<ListResult> {
   const readings: Reading[] = [];
   const rejected: Rejection[] = [];
   const seen = new Set<string>();
   const forms: SeenForms = {};
+  let n = 0;
   for (const raw of rows) {
+    if (++n % ROWS_PER_STEP === 0) yield;
     if (!isObject(raw)) {
       rejected.push({ reason: 'missing_id', detail: `${kind} row that is not an object` });
       continue;

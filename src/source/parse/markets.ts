@@ -11,6 +11,7 @@ import { readInteger, readNumber, readString } from '../read/numbers.js';
 import { readOraclePrice, type OraclePriceMode } from '../read/oracle.js';
 import { readTime, toEpochMs } from '../read/times.js';
 import { mergeSeen, type SeenForms } from '../read/seen.js';
+import { ROWS_PER_STEP, runSync, type Steps } from '../../yielding.js';
 
 /** How parsing is told what the service's encodings cannot say. */
 export interface MarketParseOptions {
@@ -50,8 +51,15 @@ function learnMarket(r: Record<string, unknown>, known: MarketInfo | undefined):
  * cannot be read until something does.
  */
 export function marketsWithoutDecimals(rows: readonly unknown[], known: Map<string, MarketInfo>): string[] {
+  return runSync(marketsWithoutDecimalsSteps(rows, known));
+}
+
+/** {@link marketsWithoutDecimals} in steps that may pause between rows. */
+export function* marketsWithoutDecimalsSteps(rows: readonly unknown[], known: Map<string, MarketInfo>): Steps<string[]> {
   const ids = new Set<string>();
+  let n = 0;
   for (const row of rows) {
+    if (++n % ROWS_PER_STEP === 0) yield;
     if (!isObject(row)) continue;
     const id = readString(row.market_id);
     if (!id.ok || id.value === null) continue;
@@ -156,15 +164,20 @@ export function parseMetricsRow(
 }
 
 /** Turns the rows of one or more metrics queries into market readings (newest row per market), rejections and the forms seen. */
-export function marketReadings(
-  rows: readonly unknown[],
-  pollTime: number,
-  opts: MarketParseOptions = {},
-): { readings: Reading[]; rejected: Rejection[]; seen: SeenForms } {
+export function marketReadings(rows: readonly unknown[], pollTime: number, opts: MarketParseOptions = {}): MarketsResult {
+  return runSync(marketReadingsSteps(rows, pollTime, opts));
+}
+
+type MarketsResult = { readings: Reading[]; rejected: Rejection[]; seen: SeenForms };
+
+/** {@link marketReadings} in steps that may pause between rows (a markets poll reads 10,000 of them). */
+export function* marketReadingsSteps(rows: readonly unknown[], pollTime: number, opts: MarketParseOptions = {}): Steps<MarketsResult> {
+  let n = 0;
   const newest = new Map<string, { row: Record<string, unknown>; t: number }>();
   const rejected: Rejection[] = [];
   const seen: SeenForms = {};
   for (const row of rows) {
+    if (++n % ROWS_PER_STEP === 0) yield;
     const id = isObject(row) ? readString(row.market_id) : undefined;
     if (!isObject(row) || !id?.ok || id.value === null) {
       rejected.push({ reason: 'missing_id', detail: 'metrics row without a usable market_id' });
@@ -180,6 +193,7 @@ export function marketReadings(
   }
   const readings: Reading[] = [];
   for (const [entity, { row }] of newest) {
+    if (++n % ROWS_PER_STEP === 0) yield;
     const parsed = parseMetricsRow(entity, row, opts);
     rejected.push(...parsed.rejected);
     mergeSeen(seen, parsed.seen);

@@ -1,5 +1,6 @@
 /** The `positions`, `assets` and `holdings` polls: a cursor walk to the end, one reading per row. */
-import { listReadings, type ListKind } from '../parse/lists.js';
+import { listReadingsSteps, type ListKind } from '../parse/lists.js';
+import { runYielding } from '../../yielding.js';
 import { pollSchemas, type PollConfigOf } from './schemas.js';
 import { ENDPOINTS } from '../client.js';
 import { failIfAllRejected, keepShard, type PollContext, type PollData } from './context.js';
@@ -15,7 +16,7 @@ function runner(kind: ListPoll) {
   return async (cfg: { params: ListParams }, ctx: PollContext): Promise<PollData> => {
     const walk = await ctx.client[kind]({ ...cfg.params }, { signal: ctx.signal });
     ctx.log.debug('list walked', { kind, rows: walk.rows.length, pages: walk.pages });
-    const data = failIfAllRejected(`GET ${ENDPOINTS[kind]}`, walk.rows.length, listReadings(readingKind[kind], walk.rows, ctx.now));
+    const data = failIfAllRejected(`GET ${ENDPOINTS[kind]}`, walk.rows.length, await runYielding(listReadingsSteps(readingKind[kind], walk.rows, ctx.now)));
     return keepShard(data, ctx.shard);
   };
 }

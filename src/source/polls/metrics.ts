@@ -1,7 +1,8 @@
 /** The `metrics` poll: the GraphQL metrics query → one `market` reading per market (its newest row). */
 import { createdAfter } from '../graphql.js';
 import type { MarketInfo } from '../../model.js';
-import { marketReadings, marketsWithoutDecimals } from '../parse/markets.js';
+import { marketReadingsSteps, marketsWithoutDecimalsSteps } from '../parse/markets.js';
+import { runYielding } from '../../yielding.js';
 import { inShard } from '../shard.js';
 import { pollSchemas, type PollConfigOf } from './schemas.js';
 import { allOrNothing, failIfAllRejected, keepShard, type PollContext, type PollData } from './context.js';
@@ -26,7 +27,8 @@ async function run(cfg: PollConfigOf<'metrics'>, ctx: PollContext): Promise<Poll
     }
   }
   if (ctx.marketInfo) rows = rows.concat(await askForMarketInfo(rows, after, ctx.marketInfo, ctx));
-  return keepShard(failIfAllRejected("GraphQL metrics", rows.length, marketReadings(rows, ctx.now, { oraclePrice: ctx.oraclePrice ?? 'auto', known: ctx.marketInfo ?? new Map() })), ctx.shard);
+  const read = await runYielding(marketReadingsSteps(rows, ctx.now, { oraclePrice: ctx.oraclePrice ?? 'auto', known: ctx.marketInfo ?? new Map() }));
+  return keepShard(failIfAllRejected("GraphQL metrics", rows.length, read), ctx.shard);
 }
 
 /** Markets asked about per poll, at most; the rest wait for the next polls. */
@@ -44,7 +46,7 @@ const askedAt = new WeakMap<Map<string, MarketInfo>, Map<string, number>>();
 async function askForMarketInfo(rows: readonly unknown[], after: string, known: Map<string, MarketInfo>, ctx: PollContext): Promise<unknown[]> {
   let asked = askedAt.get(known);
   if (!asked) askedAt.set(known, (asked = new Map()));
-  const due = marketsWithoutDecimals(rows, known)
+  const due = (await runYielding(marketsWithoutDecimalsSteps(rows, known)))
     .filter((id) => inShard(id, ctx.shard) && ctx.now - (asked.get(id) ?? -Infinity) >= INFO_REASK_MS)
     .slice(0, INFO_QUERIES_PER_POLL);
   const more = await Promise.all(

@@ -1,0 +1,68 @@
+/**
+ * Cheap questions about how full-resolution history changed, for a cache of history answers that must know when an
+ * answer may have gone stale (the engine's look-back memo, src/alerts/history-memo.ts): which rows were added since a
+ * given one, whether a remembered row is still there (a rolled-back transaction takes its rows with it), the oldest
+ * storage time still kept (a prune or a fold into buckets deletes from there), and the first time stored after t.
+ * None of them decodes a row's values; each is a seek on the primary key (storage order) or the entity index, or a
+ * scan of the new rows only. Vanished markers are not rows of history here.
+ */
+import type Database from 'better-sqlite3';
+import type { ReadingKind } from '../model.js';
+import { BUCKET_MS } from './buckets.js';
+import type { EntityKey } from './readings.js';
+
+/** A history row by its key (storage time, entity id, time, poll id), not its content. */
+export interface HistoryRowKey {
+  seen_at: number;
+  entity: number;
+  at: number;
+  poll: number;
+}
+
+/** See the module comment. Every method runs in the caller's transaction when called inside one. */
+export interface HistoryChanges {
+  /** The newest row in storage order, or undefined when history is empty. */
+  last(): HistoryRowKey | undefined;
+  /** Whether this row is still stored. */
+  has(key: HistoryRowKey): boolean;
+  /** Rows of `kind` stored after `after` (all rows when undefined) with at < `before`, in storage order. */
+  since(after: HistoryRowKey | undefined, kind: ReadingKind, before: number): Array<{ entity: string; at: number }>;
+  /** The oldest storage time still kept, or null when history is empty. */
+  oldestSeen(): number | null;
+  /** The smallest `at` > t stored for (kind, entity) at full resolution or as a bucket, or undefined when there is none. */
+  nextAt(kind: ReadingKind, entity: string, t: number): number | undefined;
+}
+
+/** Prepares the statements of {@link HistoryChanges}; `entityId` is the readings repository's id lookup. */
+export function createHistoryChanges(db: Database.Database, entityId: (kind: ReadingKind, entity: string) => number | undefined): HistoryChanges {
+  const key = 'seen_at, entity, at, poll';
+  const last = db.prepare<[], HistoryRowKey>(`SELECT ${key} FROM reading_history WHERE shape != 0 ORDER BY seen_at DESC, entity DESC, at DESC, poll DESC LIMIT 1`);
+  const has = db.prepare<[number, number, number, number]>(`SELECT 1 FROM reading_history WHERE seen_at = ? AND entity = ? AND at = ? AND poll = ?`);
+  const since = db.prepare<[number, number, number, number, number], { at: number; value: string }>(
+    `SELECT h.at, e.value FROM reading_history h JOIN history_entities e ON e.id = h.entity
+     WHERE (h.seen_at, h.entity, h.at, h.poll) > (?, ?, ?, ?) AND h.at < ? AND h.shape != 0 ORDER BY h.seen_at, h.entity, h.at, h.poll`,
+  );
+  const oldest = db.prepare<[], { t: number | null }>(`SELECT min(seen_at) AS t FROM reading_history`);
+  const nextRaw = db.prepare<[number, number], { at: number | null }>(`SELECT min(at) AS at FROM reading_history WHERE entity = ? AND at > ? AND shape != 0`);
+  const nextBucket = db.prepare<[number, number, number], { at: number | null }>(`SELECT min(at) AS at FROM reading_buckets WHERE entity = ? AND start > ? AND at > ?`);
+  return {
+    last: () => last.get(),
+    has: (k) => has.get(k.seen_at, k.entity, k.at, k.poll) !== undefined,
+    since: (after, kind, before) => {
+      const from = after ?? { seen_at: Number.MIN_SAFE_INTEGER, entity: 0, at: 0, poll: 0 };
+      const out: Array<{ entity: string; at: number }> = [];
+      for (const r of since.all(from.seen_at, from.entity, from.at, from.poll, before)) {
+        const e = JSON.parse(r.value) as EntityKey;
+        if (e.kind === kind) out.push({ entity: e.entity, at: r.at });
+      }
+      return out;
+    },
+    oldestSeen: () => oldest.get()?.t ?? null,
+    nextAt: (kind, entity, t) => {
+      const id = entityId(kind, entity);
+      if (id === undefined) return undefined;
+      const times = [nextRaw.get(id, t)?.at, nextBucket.get(id, t - BUCKET_MS, t)?.at].filter((x): x is number => typeof x === 'number');
+      return times.length ? Math.min(...times) : undefined;
+    },
+  };
+}

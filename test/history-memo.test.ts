@@ -1,0 +1,104 @@
+/**
+ * The engine's look-back memo (src/alerts/history-memo.ts) against the store's own `historyAt`, on a real SQLite
+ * file: after every change to history — a newer reading, a new revision of a time already stored, a reading older
+ * than an answer, a write the memo was not told about, a rolled-back transaction, a prune — every question over a
+ * grid of times (each stored time, one ms either side, far before and after) must get the row `historyAt` gives.
+ * The memo answers from spans it remembered before the change, so a span kept too long shows as a wrong row here.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { HistoryMemo } from '../src/alerts/history-memo.js';
+import type { Reading } from '../src/model.js';
+import { createHistoryChanges } from '../src/store/history-changes.js';
+import type { Store } from '../src/store/index.js';
+import { HOUR, MIN, T0, market, tempDirs, tempStore } from './alerts-helpers.js';
+
+const dirs = tempDirs();
+afterEach(() => dirs.cleanup());
+
+const ENTITIES = ['m1', 'm2', 'm3'];
+
+function setup(): { store: Store; memo: HistoryMemo } {
+  const store = tempStore(dirs);
+  return { store, memo: new HistoryMemo(store.readings, createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e))) };
+}
+
+/** Every stored `at` of the entities, one ms either side, and times before and after all of them. */
+function grid(store: Store): number[] {
+  const ats = (store.db.prepare('SELECT DISTINCT at FROM reading_history').all() as Array<{ at: number }>).map((r) => r.at);
+  return [...new Set([T0 - 10 * HOUR, T0 + 10 * HOUR, ...ats.flatMap((a) => [a - 1, a, a + 1])])].sort((a, b) => a - b);
+}
+
+/** What the memo answers, and what the store answers, for every entity and time of the grid (forward, then backward). */
+function answers(store: Store, memo: HistoryMemo): { memo: string[]; store: string[] } {
+  const show = (r: Reading | undefined) => (r ? `${r.entity}@${r.at}:${JSON.stringify(r.fields.borrow_apy)}` : 'none');
+  const out = { memo: [] as string[], store: [] as string[] };
+  store.transaction(() => {
+    memo.sync();
+    const times = grid(store);
+    for (const t of [...times, ...times.reverse()]) {
+      for (const e of ENTITIES) {
+        out.memo.push(`${e} t=${t}: ${show(memo.at('market', e, t))}`);
+        out.store.push(`${e} t=${t}: ${show(store.readings.historyAt('market', e, t))}`);
+      }
+    }
+  });
+  return out;
+}
+
+function agree(store: Store, memo: HistoryMemo): void {
+  const a = answers(store, memo);
+  expect(a.memo).toEqual(a.store);
+}
+
+const save = (store: Store, readings: Reading[], now: number) => store.transaction(() => store.readings.savePoll('markets', readings, now));
+const apy = (entity: string, at: number, borrow_apy: number) => market(entity, at, { borrow_apy });
+
+describe('HistoryMemo', () => {
+  it('answers as historyAt does through newer readings, a revision of a stored time, older readings and boundaries', () => {
+    const { store, memo } = setup();
+    agree(store, memo); // empty history: nothing that old for anyone
+    save(store, [apy('m1', T0, 0.01), apy('m2', T0 + MIN, 0.02)], T0 + MIN);
+    agree(store, memo);
+    // m1 again later; m3 for the first time, older than anything stored (an entity with no reading that old before).
+    save(store, [apy('m1', T0 + 30 * MIN, 0.03), apy('m3', T0 - HOUR, 0.04)], T0 + 30 * MIN);
+    agree(store, memo);
+    // A new revision of m1's first time (same at, new value, a later poll): it wins wherever that time is the answer.
+    save(store, [apy('m1', T0, 0.05)], T0 + 31 * MIN);
+    agree(store, memo);
+    // A reading between two stored times of m1 (the span of the older one must end at it), and one exactly at m2's.
+    save(store, [apy('m1', T0 + 10 * MIN, 0.06), apy('m2', T0 + MIN, 0.07)], T0 + 32 * MIN);
+    agree(store, memo);
+    // A reading older than every answer remembered for m1 changes none of them.
+    save(store, [apy('m1', T0 - 2 * HOUR, 0.08)], T0 + 33 * MIN);
+    agree(store, memo);
+  });
+
+  it('sees rows written while it was not asked, and forgets what a rolled-back transaction showed it', () => {
+    const { store, memo } = setup();
+    save(store, [apy('m1', T0, 0.01), apy('m2', T0, 0.01)], T0);
+    agree(store, memo);
+    // Inside a transaction that then fails: the memo sees the new rows and remembers answers made of them.
+    expect(() =>
+      store.transaction(() => {
+        // (None older than what was stored: the oldest time stays, so only the rolled-back row itself can tell.)
+        store.readings.savePoll('markets', [apy('m1', T0 + 5 * MIN, 0.5), apy('m2', T0 + MIN, 0.5)], T0 + 5 * MIN);
+        memo.sync();
+        expect(memo.at('market', 'm1', T0 + 6 * MIN)?.fields.borrow_apy).toBe(0.5);
+        expect(memo.at('market', 'm2', T0 + MIN)?.fields.borrow_apy).toBe(0.5);
+        throw new Error('disk full');
+      }),
+    ).toThrow('disk full');
+    // The next writer gets the rolled-back rows' ids, with other rows.
+    save(store, [apy('m2', T0 + 7 * MIN, 0.02), apy('m3', T0, 0.03)], T0 + 7 * MIN);
+    agree(store, memo);
+  });
+
+  it('forgets answers whose rows a prune deleted', () => {
+    const { store, memo } = setup();
+    save(store, [apy('m1', T0 - 3 * HOUR, 0.01), apy('m2', T0 - 3 * HOUR, 0.01)], T0 - 3 * HOUR);
+    save(store, [apy('m1', T0, 0.02)], T0);
+    agree(store, memo);
+    expect(store.readings.prune(T0 - HOUR)).toBe(2);
+    agree(store, memo);
+  });
+});
