@@ -13,7 +13,10 @@ import type { Store } from '../src/store/index.js';
 import { HOUR, MIN, T0, market, tempDirs, tempStore } from './alerts-helpers.js';
 
 const dirs = tempDirs();
-afterEach(() => dirs.cleanup());
+afterEach(() => {
+  dirs.cleanup();
+  saved.clear();
+});
 
 const ENTITIES = ['m1', 'm2', 'm3'];
 
@@ -24,7 +27,11 @@ function setup(): { store: Store; memo: HistoryMemo } {
 
 /** Every stored `at` of the entities, one ms either side, and times before and after all of them. */
 function grid(store: Store): number[] {
-  const ats = (store.db.prepare('SELECT DISTINCT at FROM reading_history').all() as Array<{ at: number }>).map((r) => r.at);
+  // Every time stored now, as a bucket too, and every time ever saved (a row folded into a bucket is still asked about).
+  const ats = [
+    ...(store.db.prepare('SELECT at FROM reading_history UNION SELECT at FROM reading_buckets').all() as Array<{ at: number }>).map((r) => r.at),
+    ...saved,
+  ];
   return [...new Set([T0 - 10 * HOUR, T0 + 10 * HOUR, ...ats.flatMap((a) => [a - 1, a, a + 1])])].sort((a, b) => a - b);
 }
 
@@ -50,7 +57,11 @@ function agree(store: Store, memo: HistoryMemo): void {
   expect(a.memo).toEqual(a.store);
 }
 
-const save = (store: Store, readings: Reading[], now: number) => store.transaction(() => store.readings.savePoll('markets', readings, now));
+const saved = new Set<number>();
+const save = (store: Store, readings: Reading[], now: number) => {
+  for (const r of readings) saved.add(r.at);
+  return store.transaction(() => store.readings.savePoll('markets', readings, now));
+};
 const apy = (entity: string, at: number, borrow_apy: number) => market(entity, at, { borrow_apy });
 
 describe('HistoryMemo', () => {
@@ -99,6 +110,18 @@ describe('HistoryMemo', () => {
     save(store, [apy('m1', T0, 0.02)], T0);
     agree(store, memo);
     expect(store.readings.prune(T0 - HOUR)).toBe(2);
+    agree(store, memo);
+  });
+
+  it('answers as historyAt does when rows past raw_retention are folded into buckets', () => {
+    const { store, memo } = setup();
+    // Two minutes apart: a bucket holds several readings, so an answer from inside one changes when it is folded.
+    for (let i = 0; i < 30; i++) save(store, ENTITIES.map((e, j) => apy(e, T0 + i * 2 * MIN, 0.01 * (i + j))), T0 + i * 2 * MIN);
+    agree(store, memo);
+    store.readings.downsample(T0 + 21 * MIN);
+    agree(store, memo);
+    save(store, [apy('m1', T0 + 65 * MIN, 0.5)], T0 + 65 * MIN);
+    store.readings.downsample(T0 + 41 * MIN);
     agree(store, memo);
   });
 });
