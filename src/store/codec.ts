@@ -117,6 +117,17 @@ export class Reader {
   }
 }
 
+/** Exact powers of ten (up to 10^22 a double holds exactly). */
+const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
+
+/**
+ * m × 10^−scale as the nearest double: for |m| < 2^53 and scale ≤ 22 both are exact doubles and IEEE division rounds
+ * once, to the same double as parsing the decimal text would; past that, the text is parsed.
+ */
+export function scaled(m: number, scale: number): number {
+  return scale <= 22 ? m / POW10[scale]! : Number(`${m}e-${scale}`);
+}
+
 const zig = (v: number): number => (v >= 0 ? v * 2 : -v * 2 - 1);
 const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
@@ -152,7 +163,7 @@ function writeNumber(w: Writer, v: number, base: number): void {
     return w.varint(zig(v));
   }
   const dec = decimalOf(v);
-  if (dec && Number(`${dec.m}e-${dec.scale}`) === v) {
+  if (dec && scaled(dec.m, dec.scale) === v) {
     w.byte(T_DEC | (dec.scale << 3));
     return w.varint(zig(dec.m));
   }
@@ -196,7 +207,7 @@ export function readValue(r: Reader, base: number): unknown {
     case T_DELTA:
       return base + unzig(r.varint());
     case T_DEC:
-      return Number(`${unzig(r.varint())}e-${param}`);
+      return scaled(unzig(r.varint()), param);
     case T_F64:
       return r.f64();
     case T_DIGITS: {
