@@ -26,7 +26,7 @@ afterEach(async () => {
 type LogLine = { level: string; msg: string } & Record<string, unknown>;
 
 /** The notify pipeline with manual timers, a recording log, and the results and store errors it reports. */
-async function setup(opts: { groupWait?: string; alerts?: boolean; secrets?: string[]; onResult?: (n: string, o: NotifyOutcome) => void; onStoreError?: (err: unknown) => void } = {}) {
+async function setup(opts: { groupWait?: string; rate?: number; maxAlerts?: number; giveUpAfter?: number; alerts?: boolean; secrets?: string[]; onResult?: (n: string, o: NotifyOutcome) => void; onStoreError?: (err: unknown) => void } = {}) {
   const clock = new ManualClock(T0);
   const timers = new ManualTimers(clock);
   const slack = await new SlackRecorder(clock).start();
@@ -38,10 +38,12 @@ async function setup(opts: { groupWait?: string; alerts?: boolean; secrets?: str
   const notified = new Map<string, number>();
   const firing = new Map<string, Alert>();
   const config: NotifyConfig = {
-    notifiers: { slack: notifier({ type: 'slack', webhook_url: slack.url }) },
+    notifiers: {
+      slack: notifier({ type: 'slack', webhook_url: slack.url, max_alerts: opts.maxAlerts ?? 20, ...(opts.rate !== undefined ? { rate_limit: opts.rate } : {}) }),
+    },
     routes: [route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: opts.groupWait ?? '0s', group_interval: '1h', repeat_interval: '4h' })],
     inhibit: undefined,
-    delivery: { backoff: 1000, max_backoff: 2000, give_up_after: 3_600_000 },
+    delivery: { backoff: 1000, max_backoff: 2000, give_up_after: opts.giveUpAfter ?? 3_600_000 },
     watchdog: { enabled: false, severity: 'info' },
   };
   const n = createNotifications({
@@ -70,10 +72,13 @@ async function setup(opts: { groupWait?: string; alerts?: boolean; secrets?: str
     storeErrors,
     notified,
     /** Puts a firing alert into the outbox as the engine does. */
-    fire(entity: string) {
-      const a = alert('util', entity);
-      firing.set(a.fingerprint, a);
-      store.transaction(() => n.outbox.enqueue([event('firing', a, clock.now())], clock.now()));
+    fire(entity: string, over: Partial<Alert> = {}) {
+      this.fireAll([alert('util', entity, over)]);
+    },
+    /** Puts firing alerts into the outbox in one transaction. */
+    fireAll(alerts: Alert[]) {
+      for (const a of alerts) firing.set(a.fingerprint, a);
+      store.transaction(() => n.outbox.enqueue(alerts.map((a) => event('firing', a, clock.now())), clock.now()));
     },
     /** The log lines named `msg`. */
     logged: (msg: string) => logs.filter((l) => l.msg === msg),
@@ -117,17 +122,55 @@ describe('the timer loop', () => {
     expect(s.timers.fireDue()).toBe(1); // flushes the group and starts the delivery
     await until(() => s.d.deliveries.list({ status: 'sent' }).length === 1);
     expect(s.slack.posts.map((p) => p.at)).toEqual([T0 + 10_000]);
-    // The pass saw the message due and set a look at once; the worker's own look after it was no earlier, so not set.
-    expect(s.timers.delays()).toEqual([0]);
-    s.timers.fireDue();
     // Next due is the group's interval (1 h): the loop looks again sooner, after the idle interval.
     expect(s.d.nextDueAt()).toBe(T0 + 10_000 + 3_600_000);
     expect(s.timers.delays()).toEqual([30_000]);
   });
 
+  it('does not spin while a delivery is in flight: the worker looks again when it is done', async () => {
+    const s = await setup();
+    s.slack.respond(200, { hang: true });
+    s.fire('m1');
+    s.d.start();
+    s.timers.fireDue();
+    await s.slack.waitFor(1);
+    expect(s.timers.delays()).toEqual([30_000]); // not a look at once that would find the same message, in flight
+  });
+
+  it('does not spin while the rate limit holds a message: it sleeps until the next token', async () => {
+    const s = await setup({ rate: 1 });
+    s.fireAll([alert('util', 'm1'), alert('other', 'm2')]);
+    s.d.start();
+    s.timers.fireDue();
+    await until(() => s.d.deliveries.list({ status: 'sent' }).length === 1);
+    await until(() => s.timers.delays()[0] !== 30_000); // the worker's own look, once it is done
+    expect(s.timers.delays()).toEqual([1_000]);
+    expect(s.d.nextDueAt()).toBe(T0 + 1_000);
+    s.clock.advance(1_000);
+    s.timers.fireDue();
+    await until(() => s.d.deliveries.list({ status: 'sent' }).length === 2);
+  });
+
+  it('does not spin while a retry pauses the notifier with other messages due: it sleeps until the pause ends', async () => {
+    const s = await setup({ rate: 1000 });
+    s.slack.respondInTurn(500);
+    s.fireAll([alert('util', 'm1'), alert('other', 'm2')]);
+    s.d.start();
+    s.timers.fireDue();
+    await until(() => s.results.length === 1);
+    expect(s.results).toEqual([['slack', 'retry']]);
+    await until(() => s.timers.delays()[0] !== 30_000);
+    expect(s.timers.delays()).toEqual([750]); // backoff 1 s, jitter at its middle
+    expect(s.d.nextDueAt()).toBe(T0 + 750);
+    s.clock.advance(750);
+    s.timers.fireDue();
+    await until(() => s.d.deliveries.list({ status: 'sent' }).length === 2);
+  });
+
   it('maxIdleMs bounds the sleep even when something is due later', async () => {
     const s = await setup({ groupWait: '1m' });
-    const d = new Dispatcher({ db: s.store.db, notifiers: new Map(), delivery: s.config.delivery, clock: s.clock, timers: s.timers, maxIdleMs: 5_000 });
+    // With an outbox but no watchdog setting, start() leaves the watchdog alone.
+    const d = new Dispatcher({ db: s.store.db, outbox: s.n.outbox, notifiers: new Map(), delivery: s.config.delivery, clock: s.clock, timers: s.timers, maxIdleMs: 5_000 });
     closers.push(() => d.stop(0));
     s.fire('m1');
     d.start();
@@ -223,6 +266,73 @@ describe('stop', () => {
 });
 
 describe('delivery edges', () => {
+  it('a notifier that does not heed the abort is waited for: stop resolves only once it returns, and its message counts as sent', async () => {
+    const s = await setup();
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let sends = 0;
+    const stubborn: Notifier = {
+      name: 'slack',
+      type: 'test',
+      async send() {
+        sends += 1;
+        await released;
+      },
+    };
+    s.d.configure({ notifiers: new Map([['slack', stubborn]]), delivery: s.config.delivery });
+    s.fire('m1');
+    s.d.start();
+    s.timers.fireDue();
+    await until(() => sends === 1);
+    let stopped = false;
+    const stopping = s.d.stop(1_000).then(() => (stopped = true));
+    s.clock.advance(1_000);
+    s.timers.fireDue(); // the grace period is over: abort
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(s.d.deliveries.list()).toMatchObject([{ status: 'sent', attempts: 1 }]);
+  });
+
+  it('with the real timers the loop runs by itself', async () => {
+    const s = await setup();
+    const d = new Dispatcher({ db: s.store.db, notifiers: s.n.notifiers, delivery: s.config.delivery, clock: s.clock, silences: s.n.silences });
+    closers.push(() => d.stop(0));
+    s.fire('m1');
+    d.start(); // nothing else drives it: no runDue, no manual timers
+
+    await until(() => s.slack.posts.length === 1);
+    await until(() => d.deliveries.list({ status: 'sent' }).length === 1);
+  });
+
+  it.each([
+    ['1000 a second', 1000, 0],
+    ['1 a second', 1, 1],
+  ])('a message in several posts defers a part only when the rate limit holds it (%s)', async (_name, rate, deferred) => {
+    const s = await setup({ maxAlerts: 45, rate });
+    s.fireAll(Array.from({ length: 30 }, (_, i) => alert('util', `m${i}`, { annotations: { summary: `m${i} ${'x'.repeat(4000)}` } })));
+    await s.d.runDue();
+    const [row] = s.d.deliveries.list();
+    expect(s.logged('notify_part_deferred').map((l) => [l.level, l.notifier, l.dedup_key])).toEqual(deferred ? [['debug', 'slack', row!.dedup_key]] : []);
+    expect(s.slack.posts).toHaveLength(2 - deferred);
+  });
+
+  it('the attempt due exactly when give_up_after runs out is the last', async () => {
+    const s = await setup({ giveUpAfter: 3_000, rate: 1000 });
+    s.slack.respond(500);
+    s.fire('m1');
+    for (let t = 0; t <= 5_000; t += 250) {
+      await s.d.runDue();
+      s.clock.advance(250);
+    }
+    // Backoff 1 s doubling to at most 2 s, jitter at its middle: T0, +750, +2250, then the give-up time itself.
+    expect(s.slack.posts.map((p) => p.at - T0)).toEqual([0, 750, 2_250, 3_000]);
+    expect(s.d.deliveries.list()).toMatchObject([{ status: 'failed', attempts: 4 }]);
+    expect(s.results.map(([, o]) => o)).toEqual(['retry', 'retry', 'retry', 'failed']);
+    expect(s.logged('notify_failed')[0]!.gave_up).toBe(true);
+  });
+
   it('a delivery record that cannot be written pauses the notifier 1 s, logs it, and reports the store error', async () => {
     const s = await setup();
     s.fire('m1');
@@ -272,12 +382,14 @@ describe('delivery edges', () => {
       clock: s.clock,
       log: createLogger({ write: (line) => s.logs.push(JSON.parse(line) as LogLine) }),
       alerts: {
-        firing: () => [alert('util', 'm1')],
+        firing: () => [alert('util', 'm1'), alert('util', 'm2')],
         markNotified: () => {
           throw new Error('alerts table locked');
         },
       },
     });
+    // A watchdog setting without an outbox to put it in: nothing to do.
+    d.configure({ notifiers: s.n.notifiers, delivery: s.config.delivery, watchdog: { enabled: true, severity: 'info' } });
     s.fire('m1');
     await d.runDue();
     expect(d.deliveries.list({ status: 'sent' })).toHaveLength(1);
@@ -285,6 +397,13 @@ describe('delivery edges', () => {
     expect(s.logged('notify_sent').map(({ notifier, status, alerts, attempts }) => ({ notifier, status, alerts, attempts }))).toEqual([
       { notifier: 'slack', status: 'firing', alerts: 1, attempts: 1 },
     ]);
+    // No onResult and no onStoreError given: nothing to call, nothing fails.
+    s.fire('m2');
+    s.clock.advance(3_600_000);
+    refuseWrites(s.store, 'notify_messages', 'UPDATE');
+    await d.runDue();
+    expect(s.logged('notify_store_failed')).toHaveLength(1);
+    expect(s.logged('notify_callback_failed')).toEqual([]);
   });
 
   it('messages of a notifier no longer configured are dropped, each reported, and the rest still go out', async () => {
@@ -341,5 +460,7 @@ describe('inhibition without an engine view', () => {
     expect(s.results).toContainEqual(['slack', 'inhibited']);
     const sent = s.d.deliveries.list().flatMap((r) => r.message.alerts.map((a) => a.alert.fingerprint));
     expect(sent).toEqual(['source-down/markets']);
+    expect(s.logged('notify_sent')).toHaveLength(1);
+    expect(s.logged('notify_mark_notified_failed')).toEqual([]); // no engine view: nothing to mark
   });
 });
