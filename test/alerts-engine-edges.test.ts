@@ -8,6 +8,7 @@ import { POLL_READING_KINDS } from '../src/alerts/engine.js';
 import { fingerprint } from '../src/alerts/lifecycle.js';
 import { createLogger } from '../src/log.js';
 import type { Reading, ReadingKind } from '../src/model.js';
+import type { RuleKind } from '../src/rules/rule-kind.js';
 import { drive, engineFor, eventList, HOUR, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
 
 const dirs = tempDirs();
@@ -92,6 +93,144 @@ describe('what the engine logs', () => {
     ]);
     // Reconciled once: a second tick finds nothing more to retire.
     expect(eventList(store.transaction(() => engine.tick(T0 + 2 * MIN)))).toEqual([]);
+    expect(lines.filter((l) => l.msg === 'alert_rule_gone')).toHaveLength(1);
+    store.close();
+  });
+
+  it('a kind whose evaluate throws is logged as an error naming the rule, the entity and the error', () => {
+    const boom: RuleKind = { kind: 'boom', description: 'throws', reads: ['market'], context: [], params: {}, evaluate: () => { throw new Error('bug'); } };
+    const store = tempStore(dirs);
+    const { lines, log } = recordingLog();
+    const engine = engineFor(store, [{ ...rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 }), name: 'b', kind: 'boom' }], { kinds: [boom], log });
+    drive(store, engine, outcome('markets', 'metrics', [market('m1', T0)], T0));
+    expect(lines.filter((l) => l.msg === 'alert_evaluate_failed').map(({ level, rule: r, entity, err }) => ({ level, rule: r, entity, err }))).toEqual([
+      { level: 'error', rule: 'b', entity: 'm1', err: { name: 'Error', message: 'bug' } },
+    ]);
+    store.close();
+  });
+
+  it('a kind without an evaluate function is skipped as unknown', () => {
+    const half = { kind: 'half', description: 'no evaluate', reads: ['market'], context: [], params: {} } as unknown as RuleKind;
+    const store = tempStore(dirs);
+    const { lines, log } = recordingLog();
+    engineFor(store, [{ ...rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 }), name: 'h', kind: 'half' }], { kinds: [half], log });
+    expect(lines.filter((l) => l.msg === 'alert_rule_kind_unknown').map((l) => l.rule)).toEqual(['h']);
+    store.close();
+  });
+
+  it('an alert whose entity moved to another replica is logged as moved', () => {
+    const store = tempStore(dirs);
+    const { lines, log } = recordingLog();
+    let mine = new Set(['m1']);
+    const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })], { log, owns: (a) => mine.has(a.entity) });
+    drive(store, engine, outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 })], T0));
+    mine = new Set();
+    engine.reload({});
+    store.transaction(() => engine.tick(T0 + MIN));
+    expect(lines.filter((l) => l.msg === 'alert_moved').map(({ level, rule: r, entity, state, hint }) => ({ level, rule: r, entity, state, hint }))).toEqual([
+      { level: 'info', rule: 'util', entity: 'm1', state: 'firing', hint: 'another replica owns this entity now' },
+    ]);
+    store.close();
+  });
+});
+
+describe('reconcile', () => {
+  it('on start: the alerts of a rule removed while lookout was down resolve on the first tick', () => {
+    const store = tempStore(dirs);
+    const before = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })]);
+    drive(store, before, outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 })], T0));
+    const after = engineFor(store, []);
+    expect(eventList(store.transaction(() => after.tick(T0 + MIN)))).toEqual(['resolved util/m1']);
+    store.close();
+  });
+
+  it('keeps the watchdog of an enabled watchdog across a reload: not retired, not fired again', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [], { watchdog: { enabled: true, severity: 'info' } });
+    expect(eventList(store.transaction(() => engine.tick(T0)))).toEqual(['firing watchdog/lookout']);
+    engine.reload({});
+    expect(eventList(store.transaction(() => engine.tick(T0 + MIN)))).toEqual([]);
+    store.close();
+  });
+
+  it('a watchdog whose severity changes on reload fires again with the new severity', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [], { watchdog: { enabled: true, severity: 'info' } });
+    store.transaction(() => engine.tick(T0));
+    engine.reload({ watchdog: { enabled: true, severity: 'critical' } });
+    store.transaction(() => engine.tick(T0 + MIN));
+    expect(engine.repo.get(fingerprint('watchdog', 'lookout'))).toMatchObject({ state: 'firing', severity: 'critical' });
+    store.close();
+  });
+});
+
+describe('source_down flapping', () => {
+  it('a poll that fails and recovers too often flaps; a tick after flap_window settles it, and nextDeadline says when', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [], { alerting: { flap_threshold: 3, flap_window: HOUR, max_reading_age: 6 * HOUR }, sourceDown: { after: 1, severity: 'warning' } });
+    const steps = [false, true, false, true].map((ok, i) => drive(store, engine, outcome('markets', 'metrics', [], T0 + i * MIN, ok)));
+    const flapped = eventList(steps);
+    expect(flapped).toContain('flapping source_down/markets');
+    const a = engine.repo.get(fingerprint('source_down', 'markets'))!;
+    expect(a.flapping).toBe(true);
+    const last = a.changes[a.changes.length - 1]!;
+    expect(engine.nextDeadline()).toBe(last + HOUR);
+    expect(eventList(store.transaction(() => engine.tick(last + HOUR)))).toContain('settled source_down/markets');
+    store.close();
+  });
+});
+
+describe('what is kept of an alert', () => {
+  it('a resolved alert stays as it was when it resolved while later readings are quiet', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })]);
+    drive(store, engine, outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 })], T0));
+    drive(store, engine, outcome('markets', 'metrics', [market('m1', T0 + MIN, { utilization: 0.5 })], T0 + MIN));
+    const resolved = engine.repo.get(fingerprint('util', 'm1'))!;
+    expect(resolved).toMatchObject({ state: 'resolved', resolved_at: T0 + MIN });
+    const quiet = drive(store, engine, outcome('markets', 'metrics', [market('m1', T0 + 2 * MIN, { utilization: 0.4 })], T0 + 2 * MIN));
+    expect(quiet.events).toEqual([]);
+    expect(quiet.dataErrors).toEqual([]);
+    expect(engine.repo.get(fingerprint('util', 'm1'))).toEqual(resolved);
+    store.close();
+  });
+
+  it('adoption takes over an alert held resolved, with the labels Alertmanager had', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9, for: '10m' })]);
+    drive(store, engine, outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 })], T0));
+    drive(store, engine, outcome('markets', 'metrics', [market('m1', T0 + MIN, { utilization: 0.5 })], T0 + MIN));
+    const labels = { rule: 'util', alertname: 'util', market_id: 'm1', team: 'risk' };
+    const taken = store.transaction(() => engine.adopt([{ rule: 'util', entity: 'm1', labels, startsAt: T0 + HOUR }], T0 + 2 * HOUR));
+    expect(taken.map((a) => [a.entity, a.state])).toEqual([['m1', 'pending']]);
+    expect(engine.repo.get(fingerprint('util', 'm1'))!.labels).toEqual(labels);
+    store.close();
+  });
+});
+
+describe('reading age', () => {
+  it('a market reading exactly max_reading_age old is still judged; other reading kinds have no default age limit', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [
+      rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 }),
+      rule({ name: 'pos', kind: 'threshold', reading: 'position', field: 'x', op: '>', value: 1 }),
+    ]);
+    const now = T0 + 6 * HOUR; // the default max_reading_age
+    const r = drive(store, engine, outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 })], now));
+    expect(eventList(r)).toEqual(['firing util/m1']);
+    const old = drive(store, engine, outcome('positions', 'positions', [readingOf('position', 'p1', T0, 5, 'positions')], T0 + 48 * HOUR));
+    expect(eventList(old)).toEqual(['firing pos/p1']);
+    store.close();
+  });
+});
+
+describe('an engine without a full store', () => {
+  it('names what it lacks when a failed poll needs the failure count', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [], { store: { db: store.db } });
+    expect(() => store.transaction(() => engine.applyPoll(outcome('markets', 'metrics', [], T0, false), T0))).toThrow(
+      'AlertEngine: no consecutiveFailures: pass a full store or sources.consecutiveFailures',
+    );
     store.close();
   });
 });

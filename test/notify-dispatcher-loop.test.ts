@@ -58,7 +58,11 @@ async function setup(opts: { groupWait?: string; rate?: number; maxAlerts?: numb
     ...(opts.secrets ? { secrets: () => opts.secrets! } : {}),
     ...(opts.alerts === false ? {} : { alerts: { firing: () => [...firing.values()], markNotified: (fp: string, at: number) => notified.set(fp, at) } }),
   });
-  closers.push(() => n.close(0));
+  closers.push(async () => {
+    const closing = n.close(0);
+    timers.fireDue(); // the stop's grace period of 0 ms: a delivery still in flight is aborted
+    await closing;
+  });
   return {
     clock,
     timers,
