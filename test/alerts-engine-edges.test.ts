@@ -66,7 +66,9 @@ describe('what the engine logs', () => {
     expect(lines.filter((l) => l.msg === 'alert_rule_kind_unknown').map(({ level, rule: r, kind }) => ({ level, rule: r, kind }))).toEqual([
       { level: 'warn', rule: 'mystery', kind: 'no_such_kind' },
     ]);
-    expect(eventList(drive(store, engine, outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 })], T0)))).toEqual(['firing util/m1']);
+    const r = drive(store, engine, outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 }), market('m2', T0, { utilization: 0.5 })], T0));
+    expect(eventList(r)).toEqual(['firing util/m1']);
+    expect(r.dataErrors).toEqual([]); // the quiet pair is no data error
     store.close();
   });
 
@@ -220,6 +222,17 @@ describe('reading age', () => {
     expect(eventList(r)).toEqual(['firing util/m1']);
     const old = drive(store, engine, outcome('positions', 'positions', [readingOf('position', 'p1', T0, 5, 'positions')], T0 + 48 * HOUR));
     expect(eventList(old)).toEqual(['firing pos/p1']);
+    store.close();
+  });
+});
+
+describe('history', () => {
+  it('each entity is judged by its own past reading when several ask in one poll', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [rule({ name: 'jump', kind: 'apy_jump', window: '1h', min_change: 0.01 })]);
+    drive(store, engine, outcome('markets', 'metrics', [market('m1', T0, { borrow_apy: 0.05 }), market('m2', T0, { borrow_apy: 0.1 })], T0));
+    const r = drive(store, engine, outcome('markets', 'metrics', [market('m1', T0 + HOUR, { borrow_apy: 0.1 }), market('m2', T0 + HOUR, { borrow_apy: 0.1 })], T0 + HOUR));
+    expect(eventList(r)).toEqual(['firing jump/m1']);
     store.close();
   });
 });
