@@ -47,6 +47,25 @@ describe('an empty successful poll counts for the rules of the readings its kind
     store.close();
   });
 
+  it('a poll of an unknown kind still judges the rules of the readings it returns', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })]);
+    expect(eventList(drive(store, engine, outcome('markets', 'custom', [market('m1', T0, { utilization: 0.95 })], T0)))).toEqual(['firing util/m1']);
+    store.close();
+  });
+
+  it('an entity its last reading says this poll fed counts as absent even when the store no longer lists it', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [rule({ name: 'x-high', kind: 'threshold', reading: 'market', field: 'x', op: '>', value: 1, absent_for: 1 })], {
+      sources: { lastSeenBy: () => [] },
+    });
+    drive(store, engine, outcome('markets', 'metrics', [readingOf('market', 'e1', T0, 5, 'markets')], T0));
+    expect(eventList(drive(store, engine, outcome('markets', 'metrics', [readingOf('market', 'e2', T0 + MIN, 0, 'markets')], T0 + MIN)))).toEqual([
+      'resolved x-high/e1',
+    ]);
+    store.close();
+  });
+
   it('a poll of an unknown kind that returns nothing judges no rule', () => {
     const store = tempStore(dirs);
     const engine = engineFor(store, [rule({ name: 'x-high', kind: 'threshold', reading: 'market', field: 'x', op: '>', value: 1, absent_for: 1 })]);
@@ -155,6 +174,20 @@ describe('reconcile', () => {
     store.close();
   });
 
+  it('a firing watchdog is left as it is by later ticks; disabled and enabled again it fires again', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [], { watchdog: { enabled: true, severity: 'info' } });
+    store.transaction(() => engine.tick(T0));
+    const first = engine.repo.get(fingerprint('watchdog', 'lookout'));
+    store.transaction(() => engine.tick(T0 + MIN));
+    expect(engine.repo.get(fingerprint('watchdog', 'lookout'))).toEqual(first);
+    engine.reload({ watchdog: { enabled: false, severity: 'info' } });
+    expect(eventList(store.transaction(() => engine.tick(T0 + 2 * MIN)))).toEqual(['resolved watchdog/lookout']);
+    engine.reload({ watchdog: { enabled: true, severity: 'info' } });
+    expect(eventList(store.transaction(() => engine.tick(T0 + 3 * MIN)))).toEqual(['firing watchdog/lookout']);
+    store.close();
+  });
+
   it('a watchdog whose severity changes on reload fires again with the new severity', () => {
     const store = tempStore(dirs);
     const engine = engineFor(store, [], { watchdog: { enabled: true, severity: 'info' } });
@@ -238,6 +271,20 @@ describe('history', () => {
 });
 
 describe('an engine without a full store', () => {
+  it('names what it lacks when a rule looks back, or an absent entity needs the poll that saw it', () => {
+    const store = tempStore(dirs);
+    const { lines, log } = recordingLog();
+    const jump = engineFor(store, [rule({ name: 'jump', kind: 'apy_jump', window: '1h', min_change: 0.01 })], { store: { db: store.db }, log });
+    expect(store.transaction(() => jump.applyPoll(outcome('markets', 'metrics', [market('m1', T0)], T0), T0)).dataErrors.map((e) => e.reason)).toEqual(['evaluate_failed']);
+    expect(lines.map((l) => (l.err as { message?: string } | undefined)?.message)).toEqual(['AlertEngine: no history: pass a full store or sources.history']);
+    const util = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })], { store: { db: store.db } });
+    store.transaction(() => util.applyPoll(outcome('markets', 'metrics', [market('m1', T0, { utilization: 0.95 })], T0), T0));
+    expect(() => store.transaction(() => util.applyPoll(outcome('markets', 'metrics', [market('m2', T0 + MIN)], T0 + MIN), T0 + MIN))).toThrow(
+      'AlertEngine: no lastSeenBy: pass a full store or sources.lastSeenBy',
+    );
+    store.close();
+  });
+
   it('names what it lacks when a failed poll needs the failure count', () => {
     const store = tempStore(dirs);
     const engine = engineFor(store, [], { store: { db: store.db } });

@@ -202,8 +202,7 @@ describe('the timer loop', () => {
     s.timers.fireDue();
     expect(s.storeErrors).toHaveLength(1);
     expect(String(s.storeErrors[0])).toContain('database or disk is full');
-    expect(s.logged('notify_pump_failed')).toHaveLength(1);
-    expect(s.logged('notify_pump_failed')[0]!.level).toBe('error');
+    expect(s.logged('notify_pump_failed').map((l) => [l.level, (l.err as { message: string }).message])).toEqual([['error', 'database or disk is full']]);
     expect(s.timers.delays()).toEqual([1_000]);
     allow();
     s.clock.advance(1_000);
@@ -264,7 +263,7 @@ describe('stop', () => {
     refuseWrites(s.store, 'notify_outbox', 'DELETE');
     s.fire('m1');
     await s.d.stop(0);
-    expect(s.logged('notify_pump_failed').map((l) => l.level)).toEqual(['error']);
+    expect(s.logged('notify_pump_failed').map((l) => [l.level, (l.err as { message: string }).message])).toEqual([['error', 'database or disk is full']]);
     expect(s.slack.posts).toEqual([]);
   });
 });
@@ -355,6 +354,8 @@ describe('delivery edges', () => {
     s.clock.advance(1_000);
     await s.d.runDue();
     expect(s.slack.posts).toHaveLength(2);
+    // The pause is over (it ended exactly now): it no longer counts as something due.
+    expect(s.d.nextDueAt()).toBeGreaterThan(s.clock.now());
   });
 
   it('callbacks that throw are logged and change nothing', async () => {
@@ -420,6 +421,7 @@ describe('delivery edges', () => {
     expect(s.results).toEqual([['slack', 'dropped']]);
     expect(s.logged('notify_dropped').map((l) => [l.level, l.notifier, l.reason])).toEqual([['warn', 'slack', 'notifier not configured']]);
     expect(s.slack.posts).toEqual([]);
+    expect(s.timers.delays()).toEqual([]); // driven by hand: runDue never sets the loop going
   });
 
   it('an unexpected error from a notifier is retried with its name and message, secrets scrubbed; a NotifyError that retrying cannot fix fails at once', async () => {
@@ -451,6 +453,28 @@ describe('delivery edges', () => {
     s.fire('m1');
     await s.d.runDue();
     expect(s.d.deliveries.list()[0]!.error).toBe('slack: unexpected error: plain string');
+    s.d.configure({ notifiers: new Map([['slack', throwing(undefined)]]), delivery: s.config.delivery });
+    s.clock.advance(60_000);
+    await s.d.runDue();
+    expect(s.d.deliveries.list()[0]!.error).toBe('slack: unexpected error: undefined');
+  });
+
+  it('a look already set for sooner is kept when a worker finishes and asks for a later one', async () => {
+    const s = await setup();
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const slow: Notifier = { name: 'slack', type: 'test', send: () => released };
+    s.d.configure({ notifiers: new Map([['slack', slow]]), delivery: s.config.delivery });
+    s.fire('m1');
+    s.d.start();
+    s.timers.fireDue();
+    expect(s.timers.delays()).toEqual([30_000]); // in flight
+    s.d.wake();
+    expect(s.timers.delays()).toEqual([0]);
+    release();
+    await until(() => s.d.deliveries.list({ status: 'sent' }).length === 1);
+    await new Promise((r) => setImmediate(r));
+    expect(s.timers.delays()).toEqual([0]); // the worker's own look (30 s) did not push it back
   });
 });
 
