@@ -11,6 +11,7 @@ export default defineConfig({
     include: [
       'src/rules/**/*.test.ts',
       'test/alerts-*.test.ts',
+      'src/html/chart.test.ts',
       'test/backtest.test.ts',
       'test/notify-dispatcher.test.ts',
       'test/notify-dispatcher-loop.test.ts',
