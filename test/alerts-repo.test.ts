@@ -42,6 +42,9 @@ describe('the alert repository', () => {
     store.transaction(() => repo.saveTracked({ alert: a, cleared_at: T0 + 5 }));
     store.transaction(() => repo.save({ ...a, value: 2 }));
     expect(repo.getTracked(a.fingerprint)).toMatchObject({ cleared_at: T0 + 5, alert: { value: 2 } });
+    const fresh = alertOf('a', 'new', 'firing');
+    store.transaction(() => repo.save(fresh)); // nothing tracked before: no clearing time
+    expect(repo.getTracked(fresh.fingerprint)).toMatchObject({ cleared_at: null, alert: { entity: 'new' } });
     store.close();
   });
 
@@ -64,9 +67,9 @@ describe('periodsOf', () => {
   const ev = (type: AlertEvent['type'], at: number, state: Alert['state'] = 'firing') => ({ type, at, alert: { ...alertOf('a', 'x', state) } });
 
   it('firing then flapping is one firing period; a settle that stays firing does not end it', () => {
-    expect(periodsOf([ev('pending', 1, 'pending'), ev('firing', 2), ev('flapping', 3), ev('settled', 4, 'firing'), ev('resolved', 5, 'resolved')])).toEqual([
+    expect(periodsOf([ev('pending', 1, 'pending'), ev('firing', 2), ev('flapping', 3), ev('settled', 4, 'firing')])).toEqual([
       { kind: 'pending', from: 1, to: 2 },
-      { kind: 'firing', from: 2, to: 5 },
+      { kind: 'firing', from: 2, to: null },
     ]);
   });
 });
