@@ -11,10 +11,13 @@ export default defineConfig({
     include: [
       'src/rules/**/*.test.ts',
       'test/alerts-*.test.ts',
+      'src/html/chart.test.ts',
       'test/backtest.test.ts',
       'test/notify-dispatcher.test.ts',
+      'test/notify-dispatcher-loop.test.ts',
       'test/notify-units.test.ts',
       'test/notify-notifiers.test.ts',
+      'test/notify-slack-bot.test.ts',
       'test/notify-render*.test.ts',
       'test/notify-store-fault.test.ts',
       'test/silences.test.ts',

@@ -161,3 +161,37 @@ export class SlackRecorder {
     await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
   }
 }
+
+/** The dispatcher's timer seam on a manual clock: records each timer with its delay; `fireDue()` runs those due at the clock's now. */
+export class ManualTimers {
+  private seq = 0;
+  private readonly pending = new Map<number, { fn: () => void; ms: number; at: number }>();
+
+  constructor(private readonly clock: Clock) {}
+
+  setTimeout(fn: () => void, ms: number): unknown {
+    this.seq += 1;
+    this.pending.set(this.seq, { fn, ms, at: this.clock.now() + ms });
+    return this.seq;
+  }
+
+  clearTimeout(handle: unknown): void {
+    this.pending.delete(handle as number);
+  }
+
+  /** The delays of the timers set and neither run nor cleared, in the order they were set. */
+  delays(): number[] {
+    return [...this.pending.values()].map((t) => t.ms);
+  }
+
+  /** Runs each timer due at the clock's now once, earliest first; returns how many ran. */
+  fireDue(): number {
+    const now = this.clock.now();
+    const due = [...this.pending].filter(([, t]) => t.at <= now).sort(([, a], [, b]) => a.at - b.at);
+    for (const [id, t] of due) {
+      this.pending.delete(id);
+      t.fn();
+    }
+    return due.length;
+  }
+}

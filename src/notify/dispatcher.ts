@@ -186,12 +186,27 @@ export class Dispatcher {
     }
   }
 
-  /** When something will next be due, or undefined when nothing waits. */
+  /**
+   * When something will next be due, or undefined when nothing waits. A notifier's messages wait for the notifier: while
+   * it is paused (a retry's backoff, a store fault) until the pause ends, while its worker runs until the worker is done
+   * (it looks again then), and while its rate limit holds a due message until the next token — never "now" for a
+   * message that cannot go now, or the loop would spin.
+   */
   nextDueAt(): number | undefined {
     const now = this.clock.now();
-    const paused = new Set([...this.pausedUntil].filter(([, t]) => t > now).map(([n]) => n));
-    const times = [nextFlushAt(this.db), this.messages.nextAttemptAt(paused), ...[...paused].map((n) => this.pausedUntil.get(n)!)];
-    for (const [n, b] of this.buckets) if (this.messages.nextDue(n, now)) times.push(b.nextAt(now));
+    const held = new Set(this.workers.keys());
+    const times = [nextFlushAt(this.db)];
+    for (const [n, t] of this.pausedUntil) {
+      if (t <= now || held.has(n)) continue;
+      held.add(n);
+      times.push(t);
+    }
+    for (const [n, b] of this.buckets) {
+      if (held.has(n) || b.ready(now) || !this.messages.nextDue(n, now)) continue;
+      held.add(n);
+      times.push(b.nextAt(now));
+    }
+    times.push(this.messages.nextAttemptAt(held));
     const defined = times.filter((t): t is number => t !== undefined);
     return defined.length ? Math.min(...defined) : undefined;
   }
