@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { benchConfigYaml } from './config.js';
 import { MARKETS, POSITIONS, type Bench, type BenchContext } from './context.js';
 import { startDaemonChild } from './daemon-proc.js';
-import type { PollLine } from './daemon-child.js';
+import type { PollLine } from './poll-log.js';
 import { startChildSimulator, type ChildSimulator } from './sim.js';
 import { summarize } from './stats.js';
 

@@ -5,8 +5,8 @@
  * Input (argv[2], JSON): {@link DaemonChildInput}; requests: {@link DaemonRequest}.
  */
 import { startDaemon } from '../daemon.js';
-import { createLogger } from '../log.js';
 import { loadBenchYaml } from './config.js';
+import { pollLog, type PollLine } from './poll-log.js';
 
 /** What the parent sends at start. */
 export interface DaemonChildInput {
@@ -14,15 +14,6 @@ export interface DaemonChildInput {
   yaml: string;
 }
 
-/** One `poll` log line of the poll runner. */
-export interface PollLine {
-  poll: string;
-  rows: number;
-  duration_ms: number;
-  eval_ms: number;
-  events: number;
-  outcome: string;
-}
 
 /** What the notification pipeline holds: events not yet grouped, messages waiting, sent, failed. */
 export interface NotifyState {
@@ -37,14 +28,7 @@ export type DaemonRequest = { id: number } & ({ cmd: 'poll'; poll: string } | { 
 
 const input = JSON.parse(process.argv[2] ?? '{}') as DaemonChildInput;
 const lines: PollLine[] = [];
-const log = createLogger({
-  level: 'info',
-  write: (line) => {
-    const o = JSON.parse(line) as { msg?: string; level?: string } & PollLine;
-    if (o.msg === 'poll') lines.push(o);
-    else if (o.level === 'error') process.stderr.write(line + '\n');
-  },
-});
+const log = pollLog(lines);
 const daemon = await startDaemon({ config: loadBenchYaml(input.yaml), log, consoleOut: { write: () => true } });
 
 async function answer(req: DaemonRequest): Promise<unknown> {

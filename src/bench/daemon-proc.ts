@@ -3,7 +3,8 @@ import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { requester, type IpcReply } from './ipc.js';
-import type { DaemonChildInput, NotifyState, PollLine } from './daemon-child.js';
+import type { DaemonChildInput, NotifyState } from './daemon-child.js';
+import type { PollLine } from './poll-log.js';
 
 /** A daemon running in a child process. */
 export interface DaemonChild {

@@ -7,9 +7,8 @@ import { statSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { request } from 'undici';
 import { startDaemon } from '../daemon.js';
-import { createLogger } from '../log.js';
 import { loadBenchConfig } from './config.js';
-import type { PollLine } from './daemon-child.js';
+import { pollLog, type PollLine } from './poll-log.js';
 import { bareAgent, barePositions, metricsBody } from './sim.js';
 import { timePair, type Reps } from './stats.js';
 import { bareDb } from './store.js';
@@ -102,14 +101,7 @@ function blockProbe(store: { transaction<T>(fn: () => T): T }) {
 
 const input = JSON.parse(process.argv[2] ?? '{}') as E2eInput;
 const lines: PollLine[] = [];
-const log = createLogger({
-  level: 'info',
-  write: (line) => {
-    const o = JSON.parse(line) as { msg?: string; level?: string } & PollLine;
-    if (o.msg === 'poll') lines.push(o);
-    else if (o.level === 'error') process.stderr.write(line + '\n');
-  },
-});
+const log = pollLog(lines);
 const config = loadBenchConfig({ ...input, rules: 'starter', polls: ['markets', 'positions', 'benchmarks'] });
 const daemon = await startDaemon({ config, log, consoleOut: { write: () => true } });
 try {

@@ -1,0 +1,24 @@
+/** The logger a daemon child of the bench runs with: it keeps the poll runner's `poll` lines and passes errors on. */
+import { createLogger, type Logger } from '../log.js';
+
+/** One `poll` log line of the poll runner. */
+export interface PollLine {
+  poll: string;
+  rows: number;
+  duration_ms: number;
+  eval_ms: number;
+  events: number;
+  outcome: string;
+}
+
+/** A logger that appends each `poll` line to `lines` and writes error lines to stderr, nothing else. */
+export function pollLog(lines: PollLine[]): Logger {
+  return createLogger({
+    level: 'info',
+    write: (line) => {
+      const o = JSON.parse(line) as { msg?: string; level?: string } & PollLine;
+      if (o.msg === 'poll') lines.push(o);
+      else if (o.level === 'error') process.stderr.write(line + '\n');
+    },
+  });
+}
