@@ -154,11 +154,16 @@ function assertWritable(db: Database.Database, file: string): void {
  */
 function lazy<T extends object>(make: () => T): T {
   let real: T | undefined;
+  // Bound once per method, not per call: history reads go through here on the engine's hot path.
+  const bound = new Map<PropertyKey, unknown>();
   return new Proxy({} as T, {
     get(_target, prop) {
       real ??= make();
+      if (bound.has(prop)) return bound.get(prop);
       const v = Reflect.get(real, prop) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(real) : v;
+      const out = typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(real) : v;
+      bound.set(prop, out);
+      return out;
     },
   });
 }

@@ -160,6 +160,15 @@ function toReading(r: LatestRow): Reading {
 
 const entityKey = (kind: string, entity: string): string => `${kind}\u0000${entity}`;
 
+/** The id tables history rows point to: entities, polls and reading shapes. */
+function historyDictionaries(db: Database.Database) {
+  return {
+    entities: hashedDictionary<EntityKey>(db, 'history_entities', (t) => JSON.parse(t) as EntityKey),
+    polls: hashedDictionary<string>(db, 'history_polls', (t) => JSON.parse(t) as string),
+    shapes: hashedDictionary<Shape>(db, 'history_shapes', (t) => JSON.parse(t) as Shape),
+  };
+}
+
 /**
  * The shape id of a marker row: the entity, returned by the poll's previous save, was missing from this one. A row
  * left out because nothing changed is told apart from an entity that vanished by these, so a backtest replays absence
@@ -170,9 +179,7 @@ const EMPTY = Buffer.alloc(0);
 
 /** Builds the readings repository over an open, migrated database; statements are prepared once here. */
 export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forget(): void } {
-  const entities = hashedDictionary<EntityKey>(db, 'history_entities', (t) => JSON.parse(t) as EntityKey);
-  const polls = hashedDictionary<string>(db, 'history_polls', (t) => JSON.parse(t) as string);
-  const shapes = hashedDictionary<Shape>(db, 'history_shapes', (t) => JSON.parse(t) as Shape);
+  const { entities, polls, shapes } = historyDictionaries(db);
   const w = new Writer();
 
   const upsertLatest = db.prepare(
@@ -526,9 +533,7 @@ export interface ImportRow {
 
 /** Writes rows of an older schema into today's history tables (migration 8); call inside its transaction. */
 export function createHistoryImporter(db: Database.Database): (row: ImportRow) => void {
-  const entities = hashedDictionary<EntityKey>(db, 'history_entities', (t) => JSON.parse(t) as EntityKey);
-  const polls = hashedDictionary<string>(db, 'history_polls', (t) => JSON.parse(t) as string);
-  const shapes = hashedDictionary<Shape>(db, 'history_shapes', (t) => JSON.parse(t) as Shape);
+  const { entities, polls, shapes } = historyDictionaries(db);
   const insert = db.prepare(`INSERT OR IGNORE INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`);
   const w = new Writer();
   return (row) => {
