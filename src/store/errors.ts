@@ -14,7 +14,9 @@ export type StoreErrorCode =
   /** The file opened, but only for reading (permissions, an immutable flag, a read-only filesystem): the daemon needs to write. */
   | 'E_STORE_READONLY'
   /** A value handed to the store cannot be stored (e.g. a reading with a non-finite time). */
-  | 'E_STORE_INVALID';
+  | 'E_STORE_INVALID'
+  /** A statement from outside a yielding transaction ran while it was open (a path that did not wait for the store gate). */
+  | 'E_STORE_BUSY';
 
 /** A failure of the store that a person can act on (upgrade lookout, fix a path, run the daemon once). */
 export class StoreError extends LookoutError {

@@ -9,12 +9,15 @@ import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import { StoreError } from './errors.js';
+import { createGate, type TransactionGate } from './gate.js';
 import { createMetaRepo, type MetaRepo } from './meta.js';
 import { checkSchema, migrate, migrations as knownMigrations, schemaVersion, type Migration } from './migrations.js';
 import { createPollRunsRepo, type PollRunsRepo } from './poll-runs.js';
 import { createReadingsRepo, type ReadingsRepo } from './readings.js';
+import type { Steps } from '../yielding.js';
 
 export { StoreError, type StoreErrorCode } from './errors.js';
+export type { TransactionGate } from './gate.js';
 export type { MetaRepo } from './meta.js';
 export { migrations, type Migration, type AppliedMigration, appliedMigrations, schemaVersion } from './migrations.js';
 export type { PollRun, PollRunSummary, PollRunsRepo } from './poll-runs.js';
@@ -63,6 +66,13 @@ export interface Store {
   meta: MetaRepo;
   /** Runs fn in one transaction (nested calls become savepoints, as better-sqlite3 does). fn must be synchronous. */
   transaction<T>(fn: () => T): T;
+  /**
+   * Runs steps in one transaction that gives the event loop a turn every few milliseconds (a poll's readings, alert
+   * state and outbox: SPEC §4); meanwhile the rest of the process waits at {@link Store.gate}. See gate.ts.
+   */
+  transactionYielding<T>(steps: () => Steps<T>, opts?: { sliceMs?: number }): Promise<T>;
+  /** Whoever touches the database from a timer, a request or a delivery waits here while a yielding transaction is open. */
+  readonly gate: TransactionGate;
   /** True when the DB's write lock can be taken right now (for /readyz): a meta write inside a rolled-back transaction. */
   writable(): boolean;
   /**
@@ -177,6 +187,7 @@ function buildStore(db: Database.Database, path: string, readonly: boolean, cloc
      ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
   );
   const version = schemaVersion(db);
+  const gate = createGate(db);
 
   function writable(): boolean {
     if (readonly || !db.open) return false;
@@ -220,6 +231,15 @@ function buildStore(db: Database.Database, path: string, readonly: boolean, cloc
         throw err;
       }
     },
+    transactionYielding: (steps, opts = {}) =>
+      gate.transaction(steps, {
+        ...opts,
+        // A rollback can take ids the history dictionaries just allocated with it.
+        onRollback: () => {
+          if (db.open) readings.forget();
+        },
+      }),
+    gate,
     writable,
     prune(olderThan, opts = {}) {
       const result = { readings: readings.prune(olderThan, opts), pollRuns: polls.prune(olderThan), shapes: 0 };

@@ -1,0 +1,139 @@
+/**
+ * A transaction that gives the event loop turns while it is open, and keeps everyone else out of the connection
+ * meanwhile.
+ *
+ * A poll's transaction (readings, alert state, outbox: SPEC §4) runs as steps ({@link Steps}) that pause every
+ * {@link SLICE_MS}: `/metrics`, `/healthz` and deliveries get the event loop between slices instead of waiting for the
+ * whole poll. better-sqlite3 has one connection and no notion of whose statement it runs, so anything else that ran
+ * a statement during a pause would join the open transaction: its reads would see the poll half written, and its writes
+ * would be rolled back with a poll that fails. So while a yielding transaction is open:
+ * - code that touches the database waits for the gate first ({@link TransactionGate.idle}, {@link TransactionGate.exclusive});
+ * - a statement run from outside the transaction's own steps is refused ({@link StoreError} `E_STORE_BUSY`): a path
+ *   that forgot to wait fails loudly and is retried like any store fault, instead of joining someone else's transaction.
+ * Yielding transactions themselves queue: one is open at a time.
+ */
+import type Database from 'better-sqlite3';
+import { runYielding, SLICE_MS, type Steps } from '../yielding.js';
+import { StoreError } from './errors.js';
+
+/** The gate of one connection. */
+export interface TransactionGate {
+  /** True while a yielding transaction is open (between its BEGIN and its COMMIT or ROLLBACK). */
+  readonly busy: boolean;
+  /**
+   * Resolves when the open yielding transaction ends. Another may open before the caller's continuation runs, so wait
+   * as `while (gate.busy) await gate.idle();` with the database work right after the loop, or use {@link exclusive}.
+   */
+  idle(): Promise<void>;
+  /** Runs `fn` (synchronous database work) as soon as no yielding transaction is open. */
+  exclusive<T>(fn: () => T): Promise<T>;
+  /**
+   * Runs the steps in one transaction (BEGIN IMMEDIATE … COMMIT), pausing every `sliceMs`; rolls back and rethrows when
+   * a step throws. `onRollback` runs after a rollback (caches that hold ids the transaction allocated).
+   */
+  transaction<T>(steps: () => Steps<T>, opts?: { sliceMs?: number; onRollback?: () => void }): Promise<T>;
+}
+
+interface Open {
+  db: Database.Database;
+  /** True while the transaction's own steps run (synchronously); false during its pauses. */
+  stepping: boolean;
+}
+
+/** The open yielding transaction, if any (one process, one thread: a module variable is the whole truth). */
+let open: Open | undefined;
+let guardInstalled = false;
+
+function refuse(): never {
+  throw new StoreError('E_STORE_BUSY', 'the database is inside a poll transaction; this statement must wait for the store gate (store.gate.idle())');
+}
+
+/**
+ * Makes every statement and `exec` on a connection with an open yielding transaction check that it comes from that
+ * transaction's steps. Installed once per process on better-sqlite3's prototypes; costs one comparison per statement.
+ */
+function installGuard(db: Database.Database): void {
+  if (guardInstalled) return;
+  guardInstalled = true;
+  const stmtProto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+  for (const name of ['run', 'get', 'all', 'iterate'] as const) {
+    const orig = stmtProto[name]!;
+    stmtProto[name] = function (this: { database: Database.Database }, ...args: unknown[]) {
+      if (open !== undefined && !open.stepping && this.database === open.db) refuse();
+      return orig.apply(this, args);
+    };
+  }
+  const dbProto = Object.getPrototypeOf(db) as Record<string, (...a: unknown[]) => unknown>;
+  for (const name of ['exec', 'pragma'] as const) {
+    const orig = dbProto[name]!;
+    dbProto[name] = function (this: Database.Database, ...args: unknown[]) {
+      if (open !== undefined && !open.stepping && this === open.db) refuse();
+      return orig.apply(this, args);
+    };
+  }
+}
+
+/** The gate for `db`; one per connection. */
+export function createGate(db: Database.Database): TransactionGate {
+  installGuard(db);
+  /** Resolves when the current yielding transaction ends; replaced for each one. */
+  let ended: Promise<void> = Promise.resolve();
+  let mine: Open | undefined;
+
+  async function idle(): Promise<void> {
+    if (mine !== undefined) await ended;
+  }
+
+  return {
+    get busy() {
+      return mine !== undefined;
+    },
+    idle,
+    // Each checks and starts in the same continuation: between a check and the work, nothing else can open a transaction.
+    async exclusive(fn) {
+      while (mine !== undefined) await ended;
+      return fn();
+    },
+    async transaction<T>(steps: () => Steps<T>, opts: { sliceMs?: number; onRollback?: () => void } = {}): Promise<T> {
+      while (mine !== undefined) await ended;
+      let end!: () => void;
+      ended = new Promise((resolve) => (end = resolve));
+      const self: Open = { db, stepping: true };
+      db.exec('BEGIN IMMEDIATE');
+      mine = open = self;
+      try {
+        const gen = steps();
+        // Only the generator's own steps run with the connection; its pauses let the rest of the process in (and out).
+        function* stepped(): Steps<T> {
+          for (;;) {
+            self.stepping = true;
+            let r: IteratorResult<void, T>;
+            try {
+              r = gen.next();
+            } finally {
+              self.stepping = false;
+            }
+            if (r.done) return r.value;
+            yield;
+          }
+        }
+        const value = await runYielding(stepped(), opts.sliceMs ?? SLICE_MS);
+        self.stepping = true;
+        db.exec('COMMIT');
+        return value;
+      } catch (err) {
+        self.stepping = true;
+        try {
+          if (db.open && db.inTransaction) db.exec('ROLLBACK');
+        } finally {
+          opts.onRollback?.();
+        }
+        throw err;
+      } finally {
+        mine = undefined;
+        if (open === self) open = undefined;
+        end();
+      }
+    },
+  };
+}
