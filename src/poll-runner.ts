@@ -1,4 +1,4 @@
-/** One poll run end to end: fetch → validate → (one transaction: store readings, record the run, evaluate rules, enqueue notifications) → metrics. */
+/** One poll run end to end: fetch → validate → (one transaction, yielding between slices: store readings, record the run, evaluate rules, enqueue notifications) → metrics. */
 import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
 import type { PollOutcome, Reading } from './model.js';
@@ -6,6 +6,9 @@ import type { Store } from './store/index.js';
 import type { PollConfig } from './source/polls/schemas.js';
 import { failureReason } from './source/errors.js';
 import type { FieldRejectionLog } from './source/field-log.js';
+import { ROWS_PER_STEP, type Steps } from './yielding.js';
+
+type StepsResult<S> = S extends Steps<infer T> ? T : never;
 
 /** What a poll run needs from the rest of the daemon; each stage is replaceable in tests. */
 export interface PollStages {
@@ -14,12 +17,14 @@ export interface PollStages {
   store: Store;
   /** Fetches and validates one poll's rows from the data service. */
   fetch(poll: PollConfig, signal: AbortSignal, now: number): Promise<{ readings: Reading[]; rejected: PollOutcome['rejected'] }>;
-  /** Judges the outcome against the rules; runs inside the poll's transaction and returns what changed. */
-  evaluate(outcome: PollOutcome, now: number): { events: unknown[]; durationMs: number; dataErrors: Array<{ rule: string; reason: string }> };
+  /** Judges the outcome against the rules, as steps that may pause; runs inside the poll's transaction and returns what changed. */
+  evaluate(outcome: PollOutcome, now: number): Steps<{ events: unknown[]; durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }>;
   /** Writes notifications for the events; runs inside the same transaction. */
   enqueue(events: unknown[], now: number): void;
   /** When the poll's transaction failed (database locked, disk full): count it; nothing of the poll was kept. */
   storeFailed?(poll: string, err: unknown): void;
+  /** How long a slice of the poll's transaction may hold the event loop before it gives a turn, ms (default: {@link SLICE_MS}). */
+  sliceMs?: number;
   /** Remembers logged field rejections across runs (one line per entity and field until the service changes what it sends). */
   fieldLog: FieldRejectionLog;
   /** After the commit: metrics, waking the dispatcher (awaited: it may give the event loop turns while it works). */
@@ -60,18 +65,20 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
     return outcome;
   }
   const now = s.clock.now();
-  let result: ReturnType<PollStages['evaluate']>;
+  let result: StepsResult<ReturnType<PollStages['evaluate']>>;
   try {
-    result = s.store.transaction(() => {
+    // One transaction (SPEC §4), held open across turns of the event loop: /metrics, /healthz and deliveries are served
+    // between its slices; whatever else touches the database waits for it at the store's gate.
+    result = await s.store.transactionYielding(function* () {
       s.store.polls.record(outcome);
       if (outcome.ok) {
-        s.store.readings.savePoll(poll.name, outcome.readings, now);
-        forgetVanished(s.store, poll.name, outcome);
+        yield* s.store.readings.savePollSteps(poll.name, outcome.readings, now);
+        yield* forgetVanished(s.store, poll.name, outcome);
       }
-      const r = s.evaluate(outcome, now);
+      const r = yield* s.evaluate(outcome, now);
       s.enqueue(r.events, now);
       return r;
-    });
+    }, s.sliceMs === undefined ? {} : { sliceMs: s.sliceMs });
   } catch (err) {
     // A run that had already failed at the source keeps saying so: both failures are in the one error.
     const error = `${outcome.ok ? '' : `${outcome.error}; then `}could not store the poll: ${err instanceof Error ? err.message : String(err)}`;
@@ -113,10 +120,21 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
 }
 
 /** Drops `latest` rows of entities this poll no longer returns (rejected rows are kept: neither present nor absent). */
-function forgetVanished(store: Store, poll: string, outcome: PollOutcome): void {
-  const present = new Set(outcome.readings.map((r) => `${r.kind}\u0000${r.entity}`));
+function* forgetVanished(store: Store, poll: string, outcome: PollOutcome): Steps<void> {
+  const present = new Map<string, Set<string>>();
+  let n = 0;
+  for (const r of outcome.readings) {
+    if (++n % ROWS_PER_STEP === 0) yield;
+    let kind = present.get(r.kind);
+    if (!kind) present.set(r.kind, (kind = new Set()));
+    kind.add(r.entity);
+  }
   const rejected = new Set(outcome.rejected.map((r) => r.entity).filter(Boolean));
-  for (const e of store.readings.entitiesForPoll(poll)) {
-    if (!present.has(`${e.kind}\u0000${e.entity}`) && !rejected.has(e.entity)) store.readings.removeLatest(e.kind, e.entity);
+  // A page at a time: the entities are all of the poll's (50,000 positions); a page is read before any of it is deleted.
+  for (const page of store.readings.entitiesForPollPaged(poll)) {
+    for (const e of page) {
+      if (!present.get(e.kind)?.has(e.entity) && !rejected.has(e.entity)) store.readings.removeLatest(e.kind, e.entity);
+    }
+    yield;
   }
 }

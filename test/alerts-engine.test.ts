@@ -278,7 +278,7 @@ describe('AlertEngine source_down', () => {
         if (step === 'rejected') return { readings: [], rejected: [{ reason: 'invalid_field', entity: 'm1', detail: 'utilization: "abc"' }] };
         return { readings: step === 'empty' ? [] : [market(poll.name === 'markets' ? 'm1' : 'm9', now)], rejected: [] };
       },
-      evaluate: (o, now) => engine.applyPoll(o, now),
+      evaluate: (o, now) => engine.applyPollSteps(o, now),
       enqueue: (evs) => void events.push(...(evs as AlertEvent[])),
       fieldLog: new FieldRejectionLog(),
       after: () => {},

@@ -84,10 +84,10 @@ async function timeline(enc: Encoding): Promise<{ transitions: Transition[]; rej
     fieldLog: new FieldRejectionLog(),
     fetch: (poll: Config['polls'][number], signal: AbortSignal, now: number) =>
       runPollKind(poll, { client, signal, now, log: silentLogger, oraclePrice: config.source.oracle_price ?? 'auto', marketInfo }),
-    evaluate: (outcome: Parameters<AlertEngine['applyPoll']>[0], now: number) => {
+    evaluate: function* (outcome: Parameters<AlertEngine['applyPoll']>[0], now: number) {
       for (const r of outcome.rejected as { field?: string; reason: string; detail?: string }[]) rejected.push(`${outcome.poll}: ${r.field ?? 'row'} ${r.reason} ${r.detail ?? ''}`);
       if (!outcome.ok) rejected.push(`${outcome.poll} failed: ${outcome.error}`);
-      const r = engine.applyPoll(outcome, now);
+      const r = yield* engine.applyPollSteps(outcome, now);
       keep(r.events);
       return r;
     },

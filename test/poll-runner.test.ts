@@ -51,7 +51,7 @@ it('a poll the store cannot take changes no alert, is a failed run with reason s
       if (serviceDown) throw new Error('POST /yields/graphql: 503');
       return { readings: [market('m1', now, { utilization })], rejected: [] };
     },
-    evaluate: (o, now) => engine.applyPoll(o, now),
+    evaluate: (o, now) => engine.applyPollSteps(o, now),
     enqueue: (evs) => void events.push(...(evs as AlertEvent[])),
     fieldLog: new FieldRejectionLog(),
     storeFailed: (poll) => {

@@ -22,6 +22,7 @@ import { fingerprint, isActive, newAlert, step, type AlertIdentity, type Lifecyc
 import { createAlertRepo, type AlertRepo } from './repo.js';
 import { builtinDescription, SOURCE_DOWN, WATCHDOG, WATCHDOG_ENTITY } from './builtin.js';
 import { HistoryMemo } from './history-memo.js';
+import { HEAVY_ROWS_PER_STEP, ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
 
 /** The `alerting:` section the engine uses. */
 export interface AlertingSettings {
@@ -160,12 +161,27 @@ export class AlertEngine {
 
   /** Judges one poll run; call inside the transaction that saved its readings. */
   applyPoll(outcome: PollOutcome, now: number): EngineResult {
-    const started = performance.now();
+    return runSync(this.applyPollSteps(outcome, now));
+  }
+
+  /**
+   * {@link applyPoll} as steps that pause between readings, for a transaction held open across turns of the event loop
+   * ({@link Store.transactionYielding}). `durationMs` counts the steps' own time, not the pauses.
+   */
+  *applyPollSteps(outcome: PollOutcome, now: number): Steps<EngineResult> {
+    let spent = 0;
+    let t = performance.now();
     const out: EngineResult = { events: [], dataErrors: [], evaluated: 0, durationMs: 0 };
     this.reconcile(now, out);
     this.sourceDown(outcome, now, out);
-    if (outcome.ok) this.judge(outcome, now, out);
-    out.durationMs = performance.now() - started;
+    if (outcome.ok) {
+      for (const _ of this.judge(outcome, now, out)) {
+        spent += performance.now() - t;
+        yield;
+        t = performance.now();
+      }
+    }
+    out.durationMs = spent + performance.now() - t;
     return out;
   }
 
@@ -352,7 +368,7 @@ export class AlertEngine {
   }
 
   /** One pass over the poll's readings for every rule that reads them, then absence. */
-  private judge(outcome: PollOutcome, now: number, out: EngineResult): void {
+  private *judge(outcome: PollOutcome, now: number, out: EngineResult): Steps<void> {
     const kindsHere = new Set<ReadingKind>(outcome.readings.map((r) => r.kind));
     const pollKind = POLL_READING_KINDS[outcome.kind];
     if (pollKind) kindsHere.add(pollKind);
@@ -365,6 +381,7 @@ export class AlertEngine {
     const history = this.memo ? syncedOnFirstUse(this.memo) : cachedHistory(this.sources.history);
     const rejected = new Set(outcome.rejected.map((r) => r.entity).filter((e): e is string => e !== undefined));
     let lastSeen: Set<string> | undefined;
+    let visited = 0;
 
     for (const c of rules) {
       const { rule } = c;
@@ -373,6 +390,7 @@ export class AlertEngine {
       const judged = new Set<string>();
       const id: AlertIdentity = { rule: rule.name, kind: rule.kind, entity: '', severity: rule.severity };
       for (const reading of outcome.readings) {
+        if (++visited % HEAVY_ROWS_PER_STEP === 0) yield;
         if (!c.reads.includes(reading.kind) || !matchesSelect(rule.select as Select, reading)) continue;
         const prev = mine.get(reading.entity);
         const active = isActive(prev?.alert);
@@ -389,6 +407,7 @@ export class AlertEngine {
         judged.add(reading.entity);
       }
       for (const t of mine.values()) {
+        if (++visited % ROWS_PER_STEP === 0) yield;
         if (!isActive(t.alert) || rejected.has(t.alert.entity) || judged.has(t.alert.entity)) continue;
         // Fed by this poll: its last judged reading carried the poll's label (the poll runner sets it), or the store
         // still says this poll last saw the entity. The label matters live: the runner forgets the `latest` rows of

@@ -20,6 +20,7 @@ import { bucketOf, bucketStart, mergeBuckets, readBucketTail, writeBucketValues,
 import { packReading, Reader, unpackFields, writeValue, Writer, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
 import { StoreError } from './errors.js';
+import { HEAVY_ROWS_PER_STEP, ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
 
 /** A reading as replayed from history, with the poll that stored it and when (that poll's time). */
 export type HistoryReading = Reading & { poll: string; seen_at: number; vanished?: true };
@@ -70,6 +71,8 @@ export interface EntityKey {
 export interface ReadingsRepo {
   /** Upserts the latest reading per entity and appends new history rows, atomically (a savepoint inside a caller's transaction). */
   savePoll(poll: string, readings: readonly Reading[], now: number): SavePollResult;
+  /** savePoll as steps that pause between readings, for a transaction the caller holds open ({@link Store.transactionYielding}). */
+  savePollSteps(poll: string, readings: readonly Reading[], now: number): Steps<SavePollResult>;
   latest(kind: ReadingKind, entity: string): Reading | undefined;
   /** Every latest reading of a kind, ordered by entity. */
   latestAll(kind: ReadingKind): Reading[];
@@ -77,6 +80,8 @@ export interface ReadingsRepo {
   latestForPoll(poll: string): Reading[];
   /** The entities whose latest reading was last written by `poll`. */
   entitiesForPoll(poll: string): EntityKey[];
+  /** The same, a page at a time (ordered by kind then entity), for callers that pause between pages. */
+  entitiesForPollPaged(poll: string, pageSize?: number): Generator<EntityKey[], void, void>;
   /** Forgets an entity's latest reading (it vanished); its history stays until pruned. Returns whether a row went. */
   removeLatest(kind: ReadingKind, entity: string): boolean;
   /**
@@ -195,6 +200,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const allLatest = db.prepare<[string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE kind = ? ORDER BY entity`);
   const pollLatest = db.prepare<[string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE poll = ? ORDER BY kind, entity`);
   const pollEntities = db.prepare<[string], EntityKey>(`SELECT kind, entity FROM latest_readings WHERE poll = ? ORDER BY kind, entity`);
+  const pollEntitiesAfter = db.prepare<[string, string, string, number], EntityKey>(
+    `SELECT kind, entity FROM latest_readings WHERE poll = ? AND (kind, entity) > (?, ?) ORDER BY kind, entity LIMIT ?`,
+  );
   const deleteLatest = db.prepare(`DELETE FROM latest_readings WHERE kind = ? AND entity = ?`);
 
   const rawCols = `seen_at, entity, at, poll, shape, vals`;
@@ -294,14 +302,17 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
    */
   const lastBatch = new Map<string, Map<string, { at: number; sig: Buffer }>>();
 
-  const save = db.transaction((poll: string, readings: readonly Reading[], now: number): SavePollResult => {
+  /** savePoll as steps: pauses every {@link HEAVY_ROWS_PER_STEP} readings (run inside a transaction the caller holds). */
+  function* saveSteps(poll: string, readings: readonly Reading[], now: number): Steps<SavePollResult> {
     let inserted = 0;
+    let n = 0;
     const pollId = polls.idOf(poll, () => JSON.stringify(poll));
     const before = lastBatch.get(poll);
     const current = new Map<string, { at: number; sig: Buffer }>();
     // The newest reading per entity wins `latest`, whatever order the batch came in.
     const newest = new Map<string, { r: Reading; labels: string; fields: string }>();
     for (const r of readings) {
+      if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
       if (!Number.isFinite(r.at)) {
         throw new StoreError('E_STORE_INVALID', `poll ${poll}: reading ${r.kind}/${r.entity} has a non-finite time (${r.at})`);
       }
@@ -321,15 +332,18 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       if (!prev || r.at >= prev.r.at) newest.set(key, { r, labels, fields: fieldsJson(r) });
     }
     for (const { r, labels, fields } of newest.values()) {
+      if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
       upsertLatest.run(r.kind, r.entity, r.at, labels, fields, poll, now);
     }
     for (const key of before?.keys() ?? []) {
+      if (++n % ROWS_PER_STEP === 0) yield;
       const id = current.has(key) ? undefined : entities.find(key);
       if (id !== undefined) insertHistory.run(now, id, now, pollId, VANISHED, EMPTY);
     }
     lastBatch.set(poll, current);
     return { inserted, latest: newest.size };
-  });
+  }
+  const save = db.transaction((poll: string, readings: readonly Reading[], now: number): SavePollResult => runSync(saveSteps(poll, readings, now)));
 
   const forget = () => {
     lastBatch.clear();
@@ -403,6 +417,14 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   return {
     forget,
     savePoll: (poll, readings, now) => inTx(() => save(poll, readings, now)),
+    *savePollSteps(poll, readings, now) {
+      try {
+        return yield* saveSteps(poll, readings, now);
+      } catch (err) {
+        forget();
+        throw err;
+      }
+    },
     latest: (kind, entity) => {
       const row = getLatest.get(kind, entity);
       return row ? toReading(row) : undefined;
@@ -410,6 +432,15 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     latestAll: (kind) => allLatest.all(kind).map(toReading),
     latestForPoll: (poll) => pollLatest.all(poll).map(toReading),
     entitiesForPoll: (poll) => pollEntities.all(poll),
+    *entitiesForPollPaged(poll, pageSize = 1_000) {
+      let page = pollEntitiesAfter.all(poll, '', '', pageSize);
+      while (page.length > 0) {
+        yield page;
+        if (page.length < pageSize) return;
+        const last = page[page.length - 1]!;
+        page = pollEntitiesAfter.all(poll, last.kind, last.entity, pageSize);
+      }
+    },
     removeLatest: (kind, entity) => deleteLatest.run(kind, entity).changes > 0,
     historyAt: (kind, entity, t, asOf = Number.MAX_SAFE_INTEGER) => {
       const id = entityId(kind, entity);
