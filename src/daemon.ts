@@ -8,6 +8,7 @@ import type { Config } from './config/load.js';
 import { createLogger, type Logger } from './log.js';
 import type { Alert, AlertEvent, MarketInfo, PollOutcome } from './model.js';
 import { inShard, shardKey } from './source/shard.js';
+import { startCheckpointer } from './store/checkpointer.js';
 import { openStore, type Store } from './store/index.js';
 import { StoreHealth } from './store/health.js';
 import { Scheduler } from './scheduler/index.js';
@@ -70,6 +71,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const log =
     opts.log ?? createLogger({ level: config.log.level, secrets: () => config.secrets, base: { service: 'lookout' } });
   const store = openStore(config.storage.path, { clock, log });
+  // WAL checkpoints in a worker thread: inside a poll's commit they held the event loop for up to half a second.
+  const checkpointer = store.path === ':memory:' ? undefined : startCheckpointer(store.db, store.path, { log: log.child({ component: 'store' }) });
   const metrics = createMetrics({ clock, ...(opts.version ? { version: opts.version } : {}) });
   const alertRepo = createAlertRepo(store.db);
   const health = new StoreHealth({
@@ -86,6 +89,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const engine = makeEngine(config);
   const notifications: Notifications = createNotifications({
     db: store.db,
+    gate: store.gate,
     config,
     ruleNotify: ruleNotify(config),
     alerts: alertRepo,
@@ -153,7 +157,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     log,
     store,
     fetch,
-    evaluate: (outcome: PollOutcome, now: number) => engine.applyPoll(outcome, now),
+    evaluate: (outcome: PollOutcome, now: number) => engine.applyPollSteps(outcome, now),
     enqueue: (events: unknown[], now: number) => notifications.outbox.enqueue(events as AlertEvent[], now),
     storeFailed: (poll: string, err: unknown) => {
       metrics.pollStoreFailed(poll);
@@ -162,6 +166,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     after: async (outcome: PollOutcome, seconds: number, result: { durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }) => {
       // The poll's transaction committed: the DB takes writes (again).
       health.succeeded();
+      // Another poll's transaction may have opened meanwhile: the counts below read the database.
+      while (store.gate.busy) await store.gate.idle();
       metrics.observePoll(outcome, seconds);
       metrics.observeEvaluation(result.durationMs / 1000);
       for (const d of result.dataErrors) metrics.dataError(d.rule, d.reason);
@@ -179,8 +185,21 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       .filter((p) => p.enabled)
       .map((p) => ({ name: p.name, cron: p.cron, run: async (signal: AbortSignal) => void (await runPoll(p, signal, stages())) }));
 
-  // Timers that move without a poll: for/keep_firing_for, the watchdog; and housekeeping.
-  const tick = () => {
+  // Timers that move without a poll: for/keep_firing_for, the watchdog; and housekeeping. Each waits for a poll's open
+  // transaction (the store's gate) and then runs at once; a timer that comes round while its last run still waits is skipped.
+  const whenIdle = (fn: () => void) => {
+    let waiting = false;
+    return () => {
+      if (waiting) return;
+      if (!store.gate.busy) return fn();
+      waiting = true;
+      void store.gate.exclusive(() => {
+        waiting = false;
+        if (store.db.open) fn();
+      });
+    };
+  };
+  const tick = whenIdle(() => {
     if (stopping) return;
     try {
       const now = clock.now();
@@ -198,8 +217,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       health.failed('tick', err);
       log.error('tick_failed', { err });
     }
-  };
-  const prune = () => {
+  });
+  const prune = whenIdle(() => {
     try {
       const before = clock.now() - config.storage.retention;
       const r = store.prune(before);
@@ -211,7 +230,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       health.failed('prune', err);
       log.error('prune_failed', { err });
     }
-  };
+  });
   // Full-resolution history older than raw_retention becomes 5-minute buckets, a few thousand rows a turn with the event
   // loop free in between (at SPEC §8 about 330 rows a second arrive; each turn handles up to 10,000).
   let downsampling = false;
@@ -222,6 +241,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       const before = clock.now() - config.storage.raw_retention;
       let rows = 0;
       for (let turn = 0; turn < 5 && !stopping && store.db.open; turn++) {
+        while (store.gate.busy) await store.gate.idle();
+        if (stopping || !store.db.open) break;
         const r = store.readings.downsample(before, { batchSize: 2_000, maxRows: 2_000 });
         rows += r.rows;
         if (r.rows < 2_000) break;
@@ -243,7 +264,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       const found = await fetchAdoptable({ urls, timeoutMs: ADOPT_TIMEOUT_MS });
       for (const f of found.failed) log.warn('adopt_peer_failed', { peer: f.peer, reason: f.reason, hint: 'alerts firing there are not taken over; their for starts again' });
       if (found.candidates.length === 0) return;
-      const taken = store.transaction(() => engine.adopt(found.candidates, clock.now()));
+      const taken = await store.gate.exclusive(() => store.transaction(() => engine.adopt(found.candidates, clock.now())));
       if (taken.length) {
         log.info('alerts_adopted', { count: taken.length });
         metrics.setAlerts(engine.alerts());
@@ -260,6 +281,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       metrics,
       log: log.child({ component: 'http' }),
       ready: () => readiness(ready, store, health),
+      exclusive: (fn) => store.gate.exclusive(fn),
       alerts: () => engine.alerts().map(apiAlert),
       polls: () => store.polls.lastAll().map(apiPoll),
       rules: () => config.rules,
@@ -292,6 +314,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     // The listener could not start (e.g. the port is taken): release what is open, so the process can exit.
     await notifications.close(0).catch(() => undefined);
     await client.close().catch(() => undefined);
+    await checkpointer?.stop();
     store.close();
     throw err;
   }
@@ -359,6 +382,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         await notifications.close(STOP_NOTIFY_GRACE_MS);
         await client.close();
         await http?.close();
+        await checkpointer?.stop();
         store.close();
         log.info('stopped', {});
       });

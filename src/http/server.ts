@@ -26,6 +26,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse, url: URL, params: str
 interface Route {
   pattern: RegExp;
   methods: Partial<Record<string, Handler>>;
+  /** Answers without the database: served at once, even while a poll's transaction is open. */
+  storeFree?: true;
 }
 
 const ALERT_STATES: readonly AlertState[] = ['inactive', 'pending', 'firing', 'resolved'];
@@ -60,7 +62,9 @@ export async function startHttpServer(deps: HttpDeps): Promise<HttpServer> {
         throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${path}; use ${allow}`, { allow });
       }
       if (isWrite(req.method, path)) checkWrite(req.headers);
-      await handler(req, res, url, m.slice(1).map(decodePart));
+      const params = m.slice(1).map(decodePart);
+      // Handlers read the database synchronously: each starts once no poll's transaction is open (the event loop stays free).
+      await (route.storeFree ? handler(req, res, url, params) : gated(deps, () => handler(req, res, url, params)));
       return;
     }
     throw new HttpError(404, 'not_found', `no such endpoint: ${path}`);
@@ -104,6 +108,9 @@ export async function startHttpServer(deps: HttpDeps): Promise<HttpServer> {
   };
 }
 
+/** Runs `fn` through the daemon's store gate when there is one. */
+const gated = <T>(deps: HttpDeps, fn: () => T): Promise<T> => (deps.exclusive ? deps.exclusive(fn) : Promise.resolve().then(fn));
+
 function decodePart(part: string): string {
   try {
     return decodeURIComponent(part);
@@ -117,13 +124,16 @@ function buildRoutes(deps: HttpDeps): Route[] {
   return [
     {
       pattern: /^\/metrics$/,
+      storeFree: true,
       methods: {
         GET: async (_req, res) => send(res, 200, deps.metrics.contentType, await deps.metrics.scrape()),
       },
     },
-    { pattern: /^\/healthz$/, methods: { GET: (_req, res) => sendJson(res, 200, { status: 'ok' }) } },
+    { pattern: /^\/healthz$/, storeFree: true, methods: { GET: (_req, res) => sendJson(res, 200, { status: 'ok' }) } },
     {
       pattern: /^\/readyz$/,
+      // A poll's open transaction holds the write lock: the database takes writes, and the probe says so without waiting.
+      storeFree: true,
       methods: {
         GET: (_req, res) => {
           const r = deps.ready();
@@ -164,7 +174,8 @@ function buildRoutes(deps: HttpDeps): Route[] {
           if (input === null || typeof input !== 'object' || Array.isArray(input)) {
             throw new HttpError(400, 'bad_request', 'send one silence as a JSON object');
           }
-          const s = deps.silences.add(input);
+          // The body took turns of the event loop: a poll's transaction may have opened meanwhile.
+          const s = await gated(deps, () => deps.silences.add(input));
           deps.log.info('silence_added', { id: s.id, via: 'http' });
           sendJson(res, 201, silenceJson(s, now()), { location: `/api/silences/${encodeURIComponent(s.id)}` });
         },

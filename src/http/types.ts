@@ -95,6 +95,8 @@ export interface HttpDeps {
   rules?(): readonly LoadedRule[];
   version?: string;
   clock?: Clock;
+  /** Runs `fn` once the database is free (no poll's transaction open): handlers that read or write it run through this. */
+  exclusive?<T>(fn: () => T): Promise<T>;
 }
 
 /** An alert in the API's JSON (times as ISO-8601 strings). */

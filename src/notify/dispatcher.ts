@@ -16,6 +16,7 @@ import { dueGroups, flushGroup, foldOutbox, nextFlushAt, pendingCount } from './
 import { defaultInhibitRules, Inhibitor } from './inhibit.js';
 import type { DeliveryProgress, NotificationMessage, Notifier } from './message.js';
 import type { Outbox, WatchdogConfig } from './outbox.js';
+import type { StoreGate } from './notifier-module.js';
 import type { ValueUnit } from './format.js';
 import type { InhibitConfig } from './schema.js';
 
@@ -60,6 +61,8 @@ export interface DispatcherConfig {
 /** Options of {@link Dispatcher}. */
 export interface DispatcherOptions extends DispatcherConfig {
   db: Database.Database;
+  /** The store's gate: while a poll's transaction is open, the dispatcher's database work waits for it (see store/gate.ts). */
+  gate?: StoreGate;
   /** Needed for the watchdog (and nothing else). */
   outbox?: Outbox;
   silences?: SilenceView;
@@ -217,6 +220,11 @@ export class Dispatcher {
 
   private schedule(delay?: number): void {
     if (!this.running || this.stopping) return;
+    // Looking for what is due reads the database: not while a poll's transaction is open; once it closes.
+    if (delay === undefined && this.opts.gate?.busy) {
+      void this.opts.gate.idle().then(() => this.schedule());
+      return;
+    }
     const now = this.clock.now();
     let at: number;
     if (delay !== undefined) at = now + delay;
@@ -230,6 +238,8 @@ export class Dispatcher {
     this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
       this.timerAt = Infinity;
+      // A poll's transaction is open: the pass that was due now runs as soon as it closes.
+      if (this.opts.gate?.busy) return void this.opts.gate.idle().then(() => this.schedule(0));
       let failed = false;
       try {
         this.pump();
@@ -322,6 +332,10 @@ export class Dispatcher {
     while (!signal.aborted) {
       const now = this.clock.now();
       if ((this.pausedUntil.get(name) ?? 0) > now) return;
+      if (this.opts.gate?.busy) {
+        await this.opts.gate.idle();
+        continue; // time moved on: look again
+      }
       const row = this.messages.nextDue(name, now);
       if (!row) return;
       const notifier = this.cfg.notifiers.get(name);
@@ -345,9 +359,11 @@ export class Dispatcher {
           this.log.debug('notify_part_deferred', { notifier: name, dedup_key: row.dedup_key });
           return;
         }
+        while (this.opts.gate?.busy) await this.opts.gate.idle();
         this.retryStage(row, name, err);
         return;
       }
+      while (this.opts.gate?.busy) await this.opts.gate.idle();
       const at = this.clock.now();
       this.db.transaction(() => {
         this.messages.markSent(row.id, at);
@@ -373,7 +389,11 @@ export class Dispatcher {
         const now = this.clock.now();
         if (!this.bucket(name, now).take(now)) throw new PartDeferred(`${name}: rate limit holds the next part of ${row.dedup_key}`);
       },
-      partSent: (index) => this.messages.markPartsSent(row.id, index + 1),
+      partSent: (index) => {
+        const gate = this.opts.gate;
+        if (!gate?.busy) return void this.messages.markPartsSent(row.id, index + 1);
+        return gate.exclusive(() => void this.messages.markPartsSent(row.id, index + 1));
+      },
     };
   }
 

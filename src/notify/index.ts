@@ -8,6 +8,7 @@ import { unitsOfRules } from './format.js';
 import { Dispatcher, type FiringAlerts, type NotifyOutcome, type Timers } from './dispatcher.js';
 import type { DeliveryPolicy } from './delivery.js';
 import type { Notifier } from './message.js';
+import type { StoreGate } from './notifier-module.js';
 import { Outbox, type WatchdogConfig } from './outbox.js';
 import { NotifierRegistry } from './registry.js';
 import { Routing, type RuleNotifyResolver } from './routing.js';
@@ -43,6 +44,8 @@ export interface NotifyConfig {
 /** Options of {@link createNotifications}. */
 export interface CreateNotificationsOptions {
   db: Database.Database;
+  /** The store's gate (store/gate.ts): delivery records wait while a poll's transaction is open. */
+  gate?: StoreGate;
   config: NotifyConfig;
   /** A rule's `notify` list (replaces its route's): a map rule → names, or a resolver. */
   ruleNotify?: ReadonlyMap<string, readonly string[]> | RuleNotifyResolver;
@@ -77,7 +80,7 @@ export function createNotifications(opts: CreateNotificationsOptions): Notificat
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? silentLogger;
   const registry = new NotifierRegistry();
-  const deps = { clock, log, db: opts.db, ...(opts.http ? { dispatcher: opts.http } : {}), ...(opts.stdout ? { stdout: opts.stdout } : {}) };
+  const deps = { clock, log, db: opts.db, ...(opts.gate ? { gate: opts.gate } : {}), ...(opts.http ? { dispatcher: opts.http } : {}), ...(opts.stdout ? { stdout: opts.stdout } : {}) };
   const rateLimits = (c: NotifyConfig) =>
     Object.fromEntries(Object.entries(c.notifiers).flatMap(([n, cfg]) => ('rate_limit' in cfg ? [[n, cfg.rate_limit]] : [])));
   let notifiers = registry.createAll(opts.config.notifiers, deps);
@@ -85,6 +88,7 @@ export function createNotifications(opts: CreateNotificationsOptions): Notificat
   const silences = new SilenceRepo(opts.db, clock);
   const dispatcher = new Dispatcher({
     db: opts.db,
+    ...(opts.gate ? { gate: opts.gate } : {}),
     outbox,
     silences,
     notifiers,

@@ -67,8 +67,8 @@ export interface DeliveryProgress {
   readonly partsSent: number;
   /** Await before each part after the first one this call posts: resolves when the rate limit lets it go; rejects (let it propagate) when it must wait, and the dispatcher resumes later. */
   beforePart(): Promise<void>;
-  /** Records that part `index` (0-based) was accepted; persisted at once. */
-  partSent(index: number): void;
+  /** Records that part `index` (0-based) was accepted; persisted at once, or once a poll's open transaction has closed (await it). */
+  partSent(index: number): void | Promise<void>;
 }
 
 /** A notifier: delivers a message or throws a {@link NotifyError} that says whether trying again can help. */

@@ -7,6 +7,18 @@ import type { NotificationMessage, Notifier } from './message.js';
 import type { NotifierConfig } from './schema.js';
 
 /** What a notifier may use: passed in, never reached for globally. */
+/** The store's gate, as notify sees it: database work after an await waits while a poll's transaction is open (store/gate.ts). */
+export interface StoreGate {
+  readonly busy: boolean;
+  idle(): Promise<void>;
+  exclusive<T>(fn: () => T): Promise<T>;
+}
+
+/** Runs `fn` (database work) at once when the store's gate is open, else once it opens. */
+export function whenStoreFree<T>(gate: StoreGate | undefined, fn: () => T): T | Promise<T> {
+  return gate?.busy ? gate.exclusive(fn) : fn();
+}
+
 export interface NotifierDeps {
   clock: Clock;
   log: Logger;
@@ -14,6 +26,8 @@ export interface NotifierDeps {
   dispatcher?: Dispatcher;
   /** The store, for notifiers that keep state of their own (the Slack bot mode's parent messages); absent in previews. */
   db?: Database.Database;
+  /** The store's gate, for notifiers that touch `db` after an await. */
+  gate?: StoreGate;
   /** Where the console notifier writes (default: process.stdout). */
   stdout?: { write(text: string): unknown; isTTY?: boolean };
 }

@@ -8,7 +8,7 @@
 import type Database from 'better-sqlite3';
 import { LookoutError } from '../../errors.js';
 import type { DeliveryProgress, NotificationMessage, Notifier } from '../message.js';
-import type { NotifierDeps } from '../notifier-module.js';
+import { whenStoreFree, type NotifierDeps } from '../notifier-module.js';
 import type { NotifierConfig } from '../schema.js';
 import { SlackThreadStore, type SlackThread } from '../slack-threads.js';
 import { isParentGone, slackApi, type SlackApi } from './slack-api.js';
@@ -61,13 +61,13 @@ async function firstPost(s: Steps, api: SlackApi, message: NotificationMessage, 
   const incident = incidentMessage([], message);
   // A crash between Slack's answer and this record posts a second parent after the restart: nothing can close that window.
   const ref = await api.post(s.cfg.channel, parentContent(incident, s.cfg.max_alerts));
-  s.db.transaction(() => {
+  await whenStoreFree(s.deps.gate, () => s.db.transaction(() => {
     // A first message that already says RESOLVED (its firing went out another way) has no incident to keep.
     if (message.status === 'firing') {
       s.threads.posted({ notifier: s.name, incident: incidentOf(message), groupKey: message.groupKey, ...ref, alerts: incident.alerts }, s.deps.clock.now());
     }
     progress?.partSent(REPLY); // a first post has no reply: both parts are done
-  })();
+  })());
 }
 
 /** Edits the parent to the incident after `message`; a parent that is gone (deleted by a person) is posted again. */
@@ -78,22 +78,22 @@ async function editParent(s: Steps, api: SlackApi, thread: SlackThread, message:
   } catch (err) {
     if (!isParentGone(err)) throw err;
     const ref = await api.post(s.cfg.channel, content);
-    s.threads.posted({ ...thread, ...ref }, s.deps.clock.now());
+    await whenStoreFree(s.deps.gate, () => s.threads.posted({ ...thread, ...ref }, s.deps.clock.now()));
     s.deps.log.warn('slack_parent_reposted', { notifier: s.name, dedup_key: message.dedupKey, reason: (err as { slackError: string }).slackError });
   }
-  progress?.partSent(PARENT);
+  await progress?.partSent(PARENT);
 }
 
 /** Replies in the parent's thread with what changed, then records what the parent shows (or closes the incident). */
 async function reply(s: Steps, api: SlackApi, message: NotificationMessage, progress: DeliveryProgress | undefined): Promise<void> {
   // Read again: the edit may have posted a new parent.
-  const thread = s.threads.get(s.name, incidentOf(message));
+  const thread = await whenStoreFree(s.deps.gate, () => s.threads.get(s.name, incidentOf(message)));
   if (!thread) return;
   const incident = incidentMessage(thread.alerts, message);
   await api.post(thread.channel, { text: changeNote(thread.alerts, message, incident) }, thread.ts);
-  s.db.transaction(() => {
+  await whenStoreFree(s.deps.gate, () => s.db.transaction(() => {
     if (incident.status === 'resolved') s.threads.closed(s.name, thread.incident);
     else s.threads.shows(s.name, thread.incident, incident.alerts, s.deps.clock.now());
     progress?.partSent(REPLY);
-  })();
+  })());
 }

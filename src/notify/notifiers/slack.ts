@@ -64,7 +64,7 @@ function webhookMode(name: string, cfg: SlackConfig, deps: NotifierDeps): Notifi
         } catch (err) {
           throw classifySlackError(name, err, retryAfter);
         }
-        progress?.partSent(i);
+        await progress?.partSent(i);
       }
     },
   };

@@ -1,0 +1,156 @@
+/**
+ * The dispatcher while a poll's transaction is open on the same database (issue 14, B9; src/store/gate.ts): its timer,
+ * its delivery worker after a send, and a message's part records all wait at the store's gate and run once the
+ * transaction closes, instead of running a statement inside it (which the store refuses, E_STORE_BUSY). Real SQLite file,
+ * real yielding transaction; the dispatcher's timers on a manual clock.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import { createLogger } from '../src/log.js';
+import { createNotifications, type NotificationMessage, type Notifier, type NotifyConfig } from '../src/notify/index.js';
+import type { Store } from '../src/store/index.js';
+import { nextTurn } from '../src/yielding.js';
+import { alert, event, ManualTimers, notifier, route, SlackRecorder, tempStores } from './notify-helpers.js';
+import { until } from './source-helpers.js';
+
+const T0 = 1_700_000_000_000;
+const stores = tempStores();
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c();
+  stores.cleanup();
+});
+
+/** Opens a yielding transaction that writes a row and then pauses turn after turn until released. */
+async function holdOpen(store: Store): Promise<{ release(): void; done: Promise<void> }> {
+  let released = false;
+  store.db.exec('CREATE TABLE IF NOT EXISTS poll_rows (v TEXT)');
+  const done = store.transactionYielding(
+    function* () {
+      store.db.prepare('INSERT INTO poll_rows (v) VALUES (?)').run('poll');
+      while (!released) yield;
+    },
+    { sliceMs: 0 },
+  );
+  while (!store.gate.busy) await nextTurn();
+  return { release: () => void (released = true), done };
+}
+
+async function setup(notifiers?: Map<string, Notifier>) {
+  const clock = new ManualClock(T0);
+  const timers = new ManualTimers(clock);
+  const slack = await new SlackRecorder(clock).start();
+  const store: Store = stores.open();
+  const logs: Array<Record<string, unknown>> = [];
+  const storeErrors: unknown[] = [];
+  const config: NotifyConfig = {
+    notifiers: { slack: notifier({ type: 'slack', webhook_url: slack.url, max_alerts: 2 }) },
+    routes: [route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s', group_interval: '1h', repeat_interval: '4h' })],
+    inhibit: undefined,
+    delivery: { backoff: 1000, max_backoff: 2000, give_up_after: 3_600_000 },
+    watchdog: { enabled: false, severity: 'info' },
+  };
+  const n = createNotifications({
+    db: store.db,
+    gate: store.gate,
+    config,
+    clock,
+    timers,
+    random: () => 0.5,
+    log: createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) }),
+    onStoreError: (err) => storeErrors.push(err),
+  });
+  if (notifiers) n.dispatcher.configure({ notifiers, delivery: config.delivery });
+  closers.push(async () => {
+    const closing = n.close(0);
+    timers.fireDue();
+    await closing;
+    await slack.stop();
+  });
+  const fire = (...entities: string[]) =>
+    store.transaction(() => n.outbox.enqueue(entities.map((e) => event('firing', alert('util', e), clock.now())), clock.now()));
+  return { clock, timers, slack, store, n, d: n.dispatcher, logs, storeErrors, fire };
+}
+
+it('a due message waits for the open transaction and goes out once it commits, with no store error', async () => {
+  const s = await setup();
+  s.fire('m1');
+  s.d.start();
+  const held = await holdOpen(s.store);
+  s.timers.fireDue();
+  // Many turns with the transaction open: the dispatcher must not have touched the database, nor posted.
+  for (let i = 0; i < 50; i++) await nextTurn();
+  expect(s.slack.posts).toHaveLength(0);
+  expect(s.storeErrors).toEqual([]);
+  held.release();
+  await held.done;
+  // The timer it set again once the transaction closed (the manual clock's timers fire when the test says).
+  await until(() => {
+    s.timers.fireDue();
+    return s.d.deliveries.list({ status: 'sent' }).length === 1;
+  });
+  expect(s.slack.posts).toHaveLength(1);
+  expect(s.storeErrors).toEqual([]);
+  expect(s.logs.filter((l) => l.level === 'error')).toEqual([]);
+});
+
+it('a send that finishes while a transaction is open records its delivery (and each part) after the commit, not inside it', async () => {
+  let answer!: () => void;
+  const parts: number[] = [];
+  // A notifier whose post comes back when the test says, then reports its two parts as Slack's does.
+  const gated: Notifier = {
+    name: 'slack',
+    type: 'test',
+    async send(_m: NotificationMessage, _signal, progress) {
+      await new Promise<void>((resolve) => (answer = resolve));
+      for (const i of [0, 1]) {
+        await progress?.partSent(i);
+        parts.push(i);
+      }
+    },
+  };
+  const s = await setup(new Map([['slack', gated]]));
+  s.fire('m1');
+  s.d.start();
+  s.timers.fireDue();
+  await until(() => answer !== undefined);
+  const held = await holdOpen(s.store);
+  answer();
+  for (let i = 0; i < 50; i++) await nextTurn();
+  // The part record waits at the gate: the notifier is still inside its first partSent.
+  expect(parts).toEqual([]);
+  held.release();
+  await held.done;
+  await until(() => s.d.deliveries.list({ status: 'sent' }).length === 1);
+  expect(parts).toEqual([0, 1]);
+  expect(s.d.deliveries.list({ status: 'sent' })[0]).toMatchObject({ parts_sent: 2 });
+  expect(s.storeErrors).toEqual([]);
+  expect(s.logs.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
+});
+
+it('a one-part send that finishes while a transaction is open is recorded as sent after the commit', async () => {
+  let answer!: () => void;
+  let returned = false;
+  const plain: Notifier = {
+    name: 'slack',
+    type: 'test',
+    async send() {
+      await new Promise<void>((resolve) => (answer = resolve));
+      returned = true;
+    },
+  };
+  const s = await setup(new Map([['slack', plain]]));
+  s.fire('m1');
+  s.d.start();
+  s.timers.fireDue();
+  await until(() => answer !== undefined);
+  const held = await holdOpen(s.store);
+  answer();
+  for (let i = 0; i < 50; i++) await nextTurn();
+  expect(returned).toBe(true);
+  held.release();
+  await held.done;
+  await until(() => s.d.deliveries.list({ status: 'sent' }).length === 1);
+  expect(s.storeErrors).toEqual([]);
+  expect(s.logs.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
+});
