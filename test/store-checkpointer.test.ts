@@ -1,0 +1,57 @@
+/**
+ * WAL checkpoints in a worker thread (src/store/checkpointer.ts): while it runs, the daemon's connection never
+ * checkpoints inside a commit (SQLite's `wal_autocheckpoint` is off on it), and the worker's own connection copies the
+ * log back into the database once it has grown past SQLite's usual 1,000 pages; stopped, the connection checkpoints as
+ * SQLite does by default again. SQLite itself reports what was checkpointed.
+ */
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { createLogger } from '../src/log.js';
+import { startCheckpointer, type Checkpointer } from '../src/store/checkpointer.js';
+import { openStore, type Store } from '../src/store/index.js';
+import { until } from './source-helpers.js';
+import { tempDirs } from './store-helpers.js';
+
+const dirs = tempDirs();
+const stores: Store[] = [];
+const running: Checkpointer[] = [];
+afterEach(async () => {
+  for (const c of running.splice(0)) await c.stop();
+  for (const s of stores.splice(0)) s.close();
+  dirs.cleanup();
+});
+
+/** Writes `pages` pages' worth of rows in commits of ~100 pages. */
+function grow(store: Store, pages: number): void {
+  const insert = store.db.prepare('INSERT INTO filler (v) VALUES (?)');
+  const page = store.db.pragma('page_size', { simple: true }) as number;
+  for (let done = 0; done < pages; done += 100) {
+    store.transaction(() => {
+      for (let i = 0; i < 100; i++) insert.run('x'.repeat(page - 64));
+    });
+  }
+}
+
+it('keeps checkpoints out of the commits and runs them in its own thread once the log passes 1,000 pages', async () => {
+  const store = openStore(join(dirs.make(), 'lookout.db'));
+  stores.push(store);
+  store.db.exec('CREATE TABLE filler (v TEXT NOT NULL)');
+  const lines: Array<Record<string, unknown>> = [];
+  const log = createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const cp = startCheckpointer(store.db, store.path, { log, intervalMs: 20 });
+  running.push(cp);
+  expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+
+  grow(store, 1_500);
+  let first: Record<string, unknown> | undefined;
+  await until(() => (first = lines.find((l) => l.msg === 'wal_checkpoint')) !== undefined, 10_000);
+  // Not before the log held 1,000 pages (the worker looks every 20 ms while 1,500 are written), and SQLite copied them all back.
+  expect(Number(first!.log)).toBeGreaterThanOrEqual(1_000);
+  expect(first).toMatchObject({ busy: 0 });
+  expect(Number(first!.checkpointed)).toBe(Number(first!.log));
+  expect(lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
+
+  await cp.stop();
+  // Without the worker the connection checkpoints in its commits again, as SQLite does by default.
+  expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+});
