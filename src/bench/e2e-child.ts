@@ -4,7 +4,6 @@
  * Input (argv[2], JSON): {@link E2eInput}; output: one IPC message, {@link E2eResult}.
  */
 import { statSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { request } from 'undici';
 import { startDaemon } from '../daemon.js';
 import { loadBenchConfig } from './config.js';
@@ -12,6 +11,7 @@ import { pollLog, type PollLine } from './poll-log.js';
 import { bareAgent, barePositions, metricsBody } from './sim.js';
 import { timePair, type Reps } from './stats.js';
 import { bareDb } from './store.js';
+import type { Store } from '../store/index.js';
 
 /** What the parent sends. */
 export interface E2eInput {
@@ -30,10 +30,12 @@ export interface E2eResult {
   positions: { subject: number[]; baseline: number[]; rows: number; bareRows: number; walk: number[]; insert: number[] };
   /** The poll runner's own log lines of the timed markets runs. */
   lines: PollLine[];
-  /** Longest the event loop was held during the markets runs, and during the positions runs, ms. */
+  /** Longest the daemon held the event loop during the markets runs, and during the positions runs (the baseline's runs left out), ms. */
   loopMaxMs: { markets: number; positions: number };
-  /** Longest run of the poll's store transaction, and longest block of everything else (the loop held minus the transaction in it), ms. */
+  /** Longest a poll's store transaction stayed open (BEGIN to COMMIT, in slices), ms. */
   txnMaxMs: { markets: number; positions: number };
+  /** Longest block while a poll's transaction was open, and outside one (the bare baseline's own blocks taken out), ms. */
+  insideMaxMs: { markets: number; positions: number };
   outsideMaxMs: { markets: number; positions: number };
   rssMb: number;
   heapUsedMb: number;
@@ -51,22 +53,25 @@ function assertAllOk(all: readonly PollLine[], poll: string, count: number): num
 }
 
 /**
- * Splits the event loop's blocks into the store transaction's part and the rest: every store.transaction call is
- * timed, and a 5 ms interval timer notes each gap between its runs (a block); a block's own part is its length minus the
- * transactions inside it.
+ * Splits the event loop's blocks by where they happened: while a poll's yielding store transaction was open (its slices
+ * and what ran between them), or outside one. Every transaction is timed (a yielding one from BEGIN to COMMIT, a
+ * synchronous one as the block it is), and a 5 ms interval timer notes each gap between its runs (a block). The bare
+ * baseline runs in this process too, turn about with the polls: a block that overlaps one of its runs is the baseline's,
+ * not the daemon's, and is left out. (`monitorEventLoopDelay` cannot tell them apart, and after a `disable()` its first
+ * sample counts the whole pause as a delay.)
  */
-function blockProbe(store: { transaction<T>(fn: () => T): T }) {
-  const txns: Array<[number, number]> = [];
+function blockProbe(store: Pick<Store, 'transaction' | 'transactionYielding'>) {
+  const open: Array<[number, number]> = [];
   const gaps: Array<[number, number]> = [];
-  /** The bare baseline's own blocks (its JSON.parse holds the loop too): taken out of a gap like a transaction. */
+  /** The bare baseline's runs (its JSON.parse and insert hold the loop too). */
   const bare: Array<[number, number]> = [];
-  const inner = store.transaction.bind(store);
-  store.transaction = <T>(fn: () => T): T => {
+  const inner = store.transactionYielding.bind(store);
+  store.transactionYielding = async (steps, opts) => {
     const t0 = performance.now();
     try {
-      return inner(fn);
+      return await inner(steps, opts);
     } finally {
-      txns.push([t0, performance.now()]);
+      open.push([t0, performance.now()]);
     }
   };
   let last = performance.now();
@@ -76,21 +81,23 @@ function blockProbe(store: { transaction<T>(fn: () => T): T }) {
     last = now;
   }, 5);
   return {
-    /** Longest transaction and longest block outside one since the last take; starts afresh. */
-    take(): { txn: number; outside: number } {
-      const txn = Math.max(0, ...txns.map(([a, b]) => b - a));
-      const within = (a: number, b: number, runs: Array<[number, number]>) => runs.filter(([x, y]) => x >= a && y <= b).reduce((sum, [x, y]) => sum + (y - x), 0);
-      const outside = Math.max(0, ...gaps.map(([a, b]) => b - a - within(a, b, txns) - within(a, b, bare)));
-      txns.length = 0;
+    /** Longest a transaction stayed open, and the longest block while one was open and outside; starts afresh. */
+    take(): { txn: number; inside: number; outside: number } {
+      const txn = Math.max(0, ...open.map(([a, b]) => b - a));
+      const overlaps = (runs: Array<[number, number]>) => ([a, b]: [number, number]) => runs.some(([x, y]) => a < y && b > x);
+      const daemons = gaps.filter((g) => !overlaps(bare)(g));
+      const inside = Math.max(0, ...daemons.filter(overlaps(open)).map(([a, b]) => b - a));
+      const outside = Math.max(0, ...daemons.filter((g) => !overlaps(open)(g)).map(([a, b]) => b - a));
+      open.length = 0;
       gaps.length = 0;
       bare.length = 0;
-      return { txn, outside };
+      return { txn, inside, outside };
     },
-    /** Runs and times one synchronous block of the bare baseline. */
-    bare<T>(run: () => T): T {
+    /** Runs and times one run of the bare baseline. */
+    async bare<T>(run: () => T | Promise<T>): Promise<T> {
       const t0 = performance.now();
       try {
-        return run();
+        return await run();
       } finally {
         bare.push([t0, performance.now()]);
       }
@@ -107,56 +114,46 @@ const daemon = await startDaemon({ config, log, consoleOut: { write: () => true 
 try {
   // The scheduler ran every poll once at start; these wait for those runs.
   await Promise.all(['markets', 'positions', 'benchmarks'].map((p) => daemon.pollNow(p)));
-  const bare = async () => {
-    const res = await request(new URL(config.source.graphql_path, input.baseUrl), {
-      dispatcher: bareAgent,
-      reset: true,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': input.apiKey },
-      body: metricsBody(input.markets),
+  const bare = () =>
+    probe.bare(async () => {
+      const res = await request(new URL(config.source.graphql_path, input.baseUrl), {
+        dispatcher: bareAgent,
+        reset: true,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': input.apiKey },
+        body: metricsBody(input.markets),
+      });
+      const bytes = await res.body.arrayBuffer();
+      return JSON.parse(new TextDecoder().decode(bytes)) as unknown;
     });
-    // Decoded and parsed in one timed block, so the probe can tell the baseline's block from the daemon's.
-    const bytes = await res.body.arrayBuffer();
-    return probe.bare(() => JSON.parse(new TextDecoder().decode(bytes)) as unknown);
-  };
   lines.length = 0;
-  // The poll's transaction is synchronous: how long it holds the event loop is how long /metrics and /healthz wait.
-  const loop = monitorEventLoopDelay({ resolution: 10 });
+  // How long the poll holds the event loop at once is how long /metrics and /healthz wait.
   const probe = blockProbe(daemon.store);
   probe.take();
-  loop.enable();
   const markets = await timePair({ run: () => daemon.pollNow('markets') }, { run: bare }, input.reps);
-  loop.disable();
-  const marketsLoopMs = loop.max / 1e6;
   const marketsBlocks = probe.take();
-  loop.reset();
   const marketLines = lines.filter((l) => l.poll === 'markets').slice(input.reps.warmup);
   assertAllOk(lines, 'markets', input.reps.warmup + input.reps.runs);
   const bareStore = bareDb(`${input.dbPath}.bare`);
   const walk: number[] = [];
   const insert: number[] = [];
   let bareRows = 0;
-  const bareParts = async () => {
-    const rows: Array<{ kind: 'position'; entity: string; at: number; row: unknown }> = [];
-    const t0 = performance.now();
-    const at = Date.now();
-    await barePositions({ url: input.baseUrl, apiKey: input.apiKey }, (page) => {
-      for (const row of page) rows.push({ kind: 'position', entity: String((row as { id?: unknown }).id), at, row });
+  const bareParts = () =>
+    probe.bare(async () => {
+      const rows: Array<{ kind: 'position'; entity: string; at: number; row: unknown }> = [];
+      const t0 = performance.now();
+      const at = Date.now();
+      await barePositions({ url: input.baseUrl, apiKey: input.apiKey }, (page) => {
+        for (const row of page) rows.push({ kind: 'position', entity: String((row as { id?: unknown }).id), at, row });
+      });
+      const t1 = performance.now();
+      bareStore.insert(rows);
+      walk.push(t1 - t0);
+      insert.push(performance.now() - t1);
+      bareRows = rows.length;
     });
-    const t1 = performance.now();
-    bareStore.insert(rows);
-    walk.push(t1 - t0);
-    insert.push(performance.now() - t1);
-    bareRows = rows.length;
-  };
   const positionRuns = Math.max(1, Math.ceil(input.reps.runs / 2));
-  // The loop monitor runs during the daemon's polls only: the bare insert holds this loop too, and is not the daemon's.
-  const polled = async () => {
-    loop.enable();
-    await daemon.pollNow('positions');
-    loop.disable();
-  };
-  const positions = await timePair({ run: polled }, { run: bareParts }, { warmup: 0, runs: positionRuns });
+  const positions = await timePair({ run: () => daemon.pollNow('positions') }, { run: bareParts }, { warmup: 0, runs: positionRuns });
   const positionsBlocks = probe.take();
   probe.stop();
   bareStore.db.close();
@@ -178,8 +175,9 @@ try {
     markets,
     positions: { subject: positions.subject, baseline: positions.baseline, rows, bareRows, walk, insert },
     lines: marketLines,
-    loopMaxMs: { markets: marketsLoopMs, positions: loop.max / 1e6 },
+    loopMaxMs: { markets: Math.max(marketsBlocks.inside, marketsBlocks.outside), positions: Math.max(positionsBlocks.inside, positionsBlocks.outside) },
     txnMaxMs: { markets: marketsBlocks.txn, positions: positionsBlocks.txn },
+    insideMaxMs: { markets: marketsBlocks.inside, positions: positionsBlocks.inside },
     outsideMaxMs: { markets: marketsBlocks.outside, positions: positionsBlocks.outside },
     rssMb: mem.rss / 1e6,
     heapUsedMb: mem.heapUsed / 1e6,
