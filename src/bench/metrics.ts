@@ -1,6 +1,7 @@
 /**
  * Benchmark 5: `/metrics` at 10,000 markets, 50,000 positions (aggregated) and every network's benchmarks.
- * Cold = the first scrape after a markets poll (family text rebuilt); warm = a repeat scrape. Over HTTP the
+ * Cold = the first scrape after a markets poll; warm = a repeat scrape. The market families' text is rendered by
+ * setReadings (the poll), not by the first scrape after it, so metrics.setReadings carries that cost. Over HTTP the
  * baseline is node:http serving a static string of the same size.
  */
 import { createServer } from 'node:http';
