@@ -170,6 +170,12 @@ describe('HTTP server: errors', () => {
     const res = await daemon.get('/healthz', { method: 'HEAD' });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
+    // /metrics sends its body in chunks: none of them on HEAD, and the length of the GET.
+    daemon.metrics.setReadings('markets', [market('m1')], NOW);
+    const head = await daemon.get('/metrics', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    expect(Number(head.headers.get('content-length'))).toBe(Buffer.byteLength(await daemon.metrics.scrape()));
   });
 
   it('names the allowed methods on 405', async () => {
