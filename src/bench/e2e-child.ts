@@ -183,13 +183,13 @@ try {
   let scrapes: E2eResult['scrapes'];
   if (input.scrapeWhilePolling) {
     if (daemon.url === undefined) throw new Error('the bench config has no HTTP listener');
-    const polls = input.reps.runs;
+    const scrapedPolls = input.reps.runs;
     const before = lines.length;
     const r = await scrapeWhile(`${daemon.url}/metrics`, SCRAPE_EVERY_MS, async () => {
-      for (let i = 0; i < polls; i++) await daemon.pollNow('markets');
+      for (let i = 0; i < scrapedPolls; i++) await daemon.pollNow('markets');
     });
-    assertAllOk(lines.slice(before), 'markets', polls);
-    scrapes = { ms: r.scrapes, polls };
+    assertAllOk(lines.slice(before), 'markets', scrapedPolls);
+    scrapes = { ms: r.scrapes, polls: scrapedPolls };
   }
   const result: E2eResult = {
     markets,
