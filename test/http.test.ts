@@ -34,6 +34,23 @@ describe('HTTP server: routes', () => {
     expect(samples(await res.text(), 'lookout_market_utilization_ratio')[0]?.value).toBe(0.77);
   });
 
+  it('a scrape after a poll shows the values of that poll, byte for byte what the registry renders', async () => {
+    daemon = await startFakeDaemon();
+    const poll = async (utilization: number) => {
+      daemon!.metrics.setReadings('markets', [market('m1', { utilization }), market('m2')], NOW);
+      const res = await daemon!.get('/metrics');
+      const text = await res.text();
+      expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+      expect(text).toBe(await daemon!.metrics.registry.metrics());
+      return samples(text, 'lookout_market_utilization_ratio').find((s) => s.labels.market_id === 'm1')?.value;
+    };
+    expect(await poll(0.77)).toBe(0.77);
+    // The market families' bytes are kept between scrapes: the next poll must replace them.
+    expect(await poll(0.91)).toBe(0.91);
+    daemon.metrics.forgetPoll('markets');
+    expect(samples(await (await daemon.get('/metrics')).text(), 'lookout_market_utilization_ratio')).toEqual([]);
+  });
+
   it('/healthz answers 200; /readyz 503 with the reason until ready, then 200', async () => {
     daemon = await startFakeDaemon();
     daemon.readiness = { ok: false, reason: 'database is not writable' };
@@ -153,6 +170,12 @@ describe('HTTP server: errors', () => {
     const res = await daemon.get('/healthz', { method: 'HEAD' });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
+    // /metrics sends its body in chunks: none of them on HEAD, and the length of the GET.
+    daemon.metrics.setReadings('markets', [market('m1')], NOW);
+    const head = await daemon.get('/metrics', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    expect(Number(head.headers.get('content-length'))).toBe(Buffer.byteLength(await daemon.metrics.scrape()));
   });
 
   it('names the allowed methods on 405', async () => {

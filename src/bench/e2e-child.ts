@@ -12,6 +12,7 @@ import { bareAgent, barePositions, metricsBody } from './sim.js';
 import { timePair, type Reps } from './stats.js';
 import { bareDb } from './store.js';
 import type { Store } from '../store/index.js';
+import { SCRAPE_EVERY_MS, scrapeWhile } from './scraper.js';
 
 /** What the parent sends. */
 export interface E2eInput {
@@ -21,6 +22,8 @@ export interface E2eInput {
   dbPath: string;
   reps: Reps;
   markets: number;
+  /** Also time GET /metrics from another process while markets polls run (target B5's p99), after everything else. */
+  scrapeWhilePolling?: boolean;
 }
 
 /** What the child reports. */
@@ -41,6 +44,8 @@ export interface E2eResult {
   heapUsedMb: number;
   history: { rows: number; bytes: number; polls: number; byKind: Record<string, { rows: number; fieldBytes: number }> };
   alerts: number;
+  /** GET /metrics latencies while markets polls ran (when asked), ms, and how many polls that was. */
+  scrapes?: { ms: number[]; polls: number };
 }
 
 /** Throws unless `count` runs of `poll` were logged and every one succeeded (a failed run is fast and would flatter the figure); returns the rows of the last. */
@@ -171,6 +176,18 @@ try {
   const polls = (db.prepare("SELECT count(*) AS n FROM poll_runs WHERE poll = 'markets' AND ok = 1").get() as { n: number }).n;
   const bytes = statSync(daemon.store.path).size;
   const alerts = daemon.store.db.prepare("SELECT count(*) AS n FROM alerts WHERE state IN ('pending', 'firing')").get() as { n: number } | undefined;
+  // Last, so that nothing above is perturbed: markets polls one after another, scraped all along by another process.
+  let scrapes: E2eResult['scrapes'];
+  if (input.scrapeWhilePolling) {
+    if (daemon.url === undefined) throw new Error('the bench config has no HTTP listener');
+    const scrapedPolls = input.reps.runs;
+    const before = lines.length;
+    const r = await scrapeWhile(`${daemon.url}/metrics`, SCRAPE_EVERY_MS, async () => {
+      for (let i = 0; i < scrapedPolls; i++) await daemon.pollNow('markets');
+    });
+    assertAllOk(lines.slice(before), 'markets', scrapedPolls);
+    scrapes = { ms: r.scrapes, polls: scrapedPolls };
+  }
   const result: E2eResult = {
     markets,
     positions: { subject: positions.subject, baseline: positions.baseline, rows, bareRows, walk, insert },
@@ -183,6 +200,7 @@ try {
     heapUsedMb: mem.heapUsed / 1e6,
     history: { rows: history, bytes, polls, byKind: Object.fromEntries(byKind.map((k) => [k.kind, { rows: k.n, fieldBytes: k.fieldBytes }])) },
     alerts: alerts?.n ?? 0,
+    ...(scrapes ? { scrapes } : {}),
   };
   process.send?.(result);
 } finally {

@@ -1,6 +1,7 @@
 /**
  * Benchmark 6: one full poll through the real daemon — fetch → store → evaluate → outbox → metrics — of
- * 10,000 markets (and of 50,000 positions), with the starter rules; RSS of the daemon's process after it.
+ * 10,000 markets (and of 50,000 positions), with the starter rules; RSS of the daemon's process after it. Last, GET /metrics
+ * timed from another process while more markets polls run (target B5's p99).
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -8,7 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MARKETS, POLL_INTERVAL_MS, type Bench, type BenchContext } from './context.js';
 import type { E2eInput, E2eResult } from './e2e-child.js';
-import { summarize } from './stats.js';
+import { SCRAPE_EVERY_MS } from './scraper.js';
+import { percentile, summarize } from './stats.js';
 import { startChildSimulator } from './sim.js';
 
 /** The small watch of target B6s: what the daemon costs for 200 markets (Prometheus + Alertmanager: ~85 MB together). */
@@ -28,7 +30,7 @@ const median = (xs: number[]) => summarize(xs).median;
 
 async function e2e(ctx: BenchContext): Promise<void> {
   const sim = await ctx.simulator();
-  const r = await runChild({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'daemon.db'), reps: ctx.heavyReps, markets: MARKETS });
+  const r = await runChild({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'daemon.db'), reps: ctx.heavyReps, markets: MARKETS, scrapeWhilePolling: true });
   const s = summarize(r.markets.subject);
   ctx.row({ name: 'e2e.markets', n: `${MARKETS.toLocaleString('en-US')} markets, 13 rules`, subject: s, baseline: summarize(r.markets.baseline), baselineName: 'undici POST + JSON.parse' });
   if (r.positions.bareRows !== r.positions.rows) throw new Error(`the positions poll stored ${r.positions.rows} rows, the bare walk read ${r.positions.bareRows}`);
@@ -48,6 +50,17 @@ async function e2e(ctx: BenchContext): Promise<void> {
   ctx.figure('outside_block_markets_ms', r.outsideMaxMs.markets);
   ctx.figure('outside_block_positions_ms', r.outsideMaxMs.positions);
   ctx.figure('rss_mb', r.rssMb);
+  if (r.scrapes) {
+    const { ms, polls } = r.scrapes;
+    ctx.row({ name: 'e2e.metrics.polling', n: `/metrics while ${polls} mkt polls`, subject: summarize(ms) });
+    ctx.figure('scrape_polling_p99_ms', percentile(ms, 0.99));
+    ctx.note(
+      `e2e.metrics.polling: another process GETs the daemon's /metrics every ${SCRAPE_EVERY_MS} ms (one at a time, to the last byte) while ${polls} markets polls run ` +
+        `back to back, after the timed runs above: ${ms.length} scrapes, p99 ${percentile(ms, 0.99).toFixed(0)} ms${ms.length < 100 ? ' (under 100 scrapes: the p99 is the max)' : ''}, ` +
+        `${ms.filter((v) => v > 100).length} over 100 ms; ` +
+        `a scrape that meets the poll's store transaction waits for it.`,
+    );
+  }
   ctx.figure('e2e_polls', r.history.polls);
   const evalMs = median(r.lines.map((l) => l.eval_ms));
   const runMs = median(r.lines.map((l) => l.duration_ms));
@@ -93,6 +106,6 @@ async function small(ctx: BenchContext): Promise<void> {
 
 /** The end-to-end benchmark. */
 export const e2eBenches: Bench[] = [
-  { name: 'e2e', about: 'startDaemon against the simulator; pollNow(markets) of 10,000 markets and pollNow(positions) of 50,000, with the starter rules; RSS', run: e2e },
+  { name: 'e2e', about: 'startDaemon against the simulator; pollNow(markets) of 10,000 markets and pollNow(positions) of 50,000, with the starter rules; RSS; then GET /metrics from another process while markets polls run', run: e2e },
   { name: 'e2e.small', about: 'the same daemon watching 200 markets and 1,000 positions: its RSS (target B6s)', run: small },
 ];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseArgs, select } from './args.js';
 import type { Bench } from './context.js';
-import { formatRow, header, ms, ratio, summarize, timePair } from './stats.js';
+import { formatRow, header, ms, percentile, ratio, summarize, timePair } from './stats.js';
 
 describe('summarize', () => {
   it.each([
@@ -15,6 +15,17 @@ describe('summarize', () => {
 
   it('gives NaN for no samples', () => {
     expect(summarize([]).median).toBeNaN();
+  });
+});
+
+describe('percentile (nearest rank)', () => {
+  const upTo = (n: number) => Array.from({ length: n }, (_, i) => n - i);
+  it('p99 of 100 samples is the 99th, of 200 the 198th; under 100 samples it is the max', () => {
+    expect(percentile(upTo(100), 0.99)).toBe(99);
+    expect(percentile(upTo(200), 0.99)).toBe(198);
+    expect(percentile(upTo(50), 0.99)).toBe(50);
+    expect(percentile([3], 0)).toBe(3);
+    expect(percentile([], 0.99)).toBeNaN();
   });
 });
 

@@ -12,6 +12,12 @@ export interface Summary {
   p90: number;
 }
 
+/** The `q` quantile (0–1) of `samples` by nearest rank; NaN for an empty list. */
+export function percentile(samples: readonly number[], q: number): number {
+  const s = [...samples].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+}
+
 /** Median, min, max and p90 (nearest rank) of `samples`; NaN everywhere for an empty list. */
 export function summarize(samples: readonly number[]): Summary {
   const s = [...samples].sort((a, b) => a - b);
@@ -19,8 +25,7 @@ export function summarize(samples: readonly number[]): Summary {
   if (n === 0) return { n: 0, median: NaN, min: NaN, max: NaN, p90: NaN };
   const mid = Math.floor(n / 2);
   const median = n % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  const p90 = s[Math.min(n - 1, Math.ceil(0.9 * n) - 1)]!;
-  return { n, median, min: s[0]!, max: s[n - 1]!, p90 };
+  return { n, median, min: s[0]!, max: s[n - 1]!, p90: percentile(s, 0.9) };
 }
 
 /** How many times to run a measured function. */

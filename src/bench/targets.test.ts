@@ -35,6 +35,7 @@ describe('the performance targets', () => {
         ['gb_30d', 25],
         ['replay_rows', 100_000],
         ['rss_small_mb', 80],
+        ['scrape_polling_p99_ms', 100],
         ...full(190, 199.5), // 200 MB at most, and growth 5% exactly
         ...storm(0, 0),
         ...latency(500, 1000),
@@ -50,6 +51,7 @@ describe('the performance targets', () => {
         ['bytes_per_history_row', 121],
         ['gb_30d', 26],
         ['replay_rows', 100_000],
+        ['scrape_polling_p99_ms', 101],
         ...full(195, 200.1),
         ...storm(1, 0),
         ...latency(510, 1000),
@@ -63,6 +65,15 @@ describe('the performance targets', () => {
     expect(status(full(100, 105), 'B6')).toBe('met');
     expect(status(full(100, 105.1), 'B6')).toBe('missed');
     expect(status(storm(0, 1), 'B7')).toBe('missed');
+  });
+
+  it('misses B5 on the p99 while a poll runs alone; without it, judges only a missed median', () => {
+    const b5 = (median: number, f: Array<[string, number]>) => judgeTargets([row('metrics.http', median)], new Map(f)).find((t) => t.id === 'B5')!;
+    expect(b5(20, [['scrape_polling_p99_ms', 100]]).status).toBe('met');
+    expect(b5(20, [['scrape_polling_p99_ms', 101]]).status).toBe('missed');
+    expect(b5(20, []).status).toBe('not measured');
+    expect(b5(20, []).note).toMatch(/e2e did not run/);
+    expect(b5(51, []).status).toBe('missed');
   });
 
   it('does not judge B6 on a quick run (fewer cycles, a small world), and says so with the figures', () => {

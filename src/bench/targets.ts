@@ -93,10 +93,14 @@ const TARGETS: readonly Target[] = [
   {
     id: 'B5',
     what: 'GET /metrics over HTTP at SPEC §8 scale',
-    target: '≤ 50 ms median',
-    judge: (rows) => {
+    target: '≤ 50 ms median, ≤ 100 ms p99 while a poll runs',
+    judge: (rows, f) => {
       const m = rows.get('metrics.http')?.subject.median;
-      return m === undefined ? missing('metrics.http did not run') : { measured: `${fmt(m, 1)} ms median`, status: verdict(m <= 50), note: 'idle; the p99 while a poll runs is not measured yet' };
+      const p99 = f.get('scrape_polling_p99_ms');
+      if (m === undefined) return missing('metrics.http did not run');
+      const median = `${fmt(m, 1)} ms median`;
+      if (p99 === undefined) return { measured: median, status: m <= 50 ? 'not measured' : 'missed', note: 'the p99 while a poll runs: e2e did not run' };
+      return { measured: `${median}, ${fmt(p99)} ms p99 while a poll runs`, status: verdict(m <= 50 && p99 <= 100), note: 'median: idle, the first scrape after a poll (metrics.http); p99: e2e.metrics.polling' };
     },
   },
   {

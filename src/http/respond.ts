@@ -24,6 +24,14 @@ export function send(res: ServerResponse, status: number, contentType: string, b
   res.end(body);
 }
 
+/** Sends a body given as byte chunks, in order, without joining them first (the 12 MB of /metrics). */
+export function sendChunks(res: ServerResponse, status: number, contentType: string, chunks: readonly Buffer[], headers: Record<string, string> = {}): void {
+  const length = chunks.reduce((n, c) => n + c.length, 0);
+  res.writeHead(status, { ...COMMON_HEADERS, 'content-type': contentType, 'content-length': length, ...headers });
+  for (const c of chunks) res.write(c);
+  res.end();
+}
+
 /** Sends a JSON value. */
 export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   send(res, status, 'application/json; charset=utf-8', JSON.stringify(value) + '\n', headers);

@@ -8,7 +8,7 @@ import { systemClock } from '../clock.js';
 import type { AlertState } from '../model.js';
 import { checkRequest, checkWrite, isWrite } from './guard.js';
 import { applyLimits, DEFAULT_LIMITS, serverOptions } from './limits.js';
-import { HttpError, parseJsonBody, parseListen, readBody, send, sendError, sendJson, urlOf } from './respond.js';
+import { HttpError, parseJsonBody, parseListen, readBody, send, sendChunks, sendError, sendJson, urlOf } from './respond.js';
 import { renderStatusPage, STATUS_PAGE_CSP } from './status-page.js';
 import { ALERT_PAGE_CSP, ALERT_PAGE_RANGES, DEFAULT_ALERT_RANGE, renderAlertPage } from './alert-page.js';
 import { alertJson, pollJson, ruleJson, silenceJson, type HttpDeps, type Silence } from './types.js';
@@ -126,7 +126,7 @@ function buildRoutes(deps: HttpDeps): Route[] {
       pattern: /^\/metrics$/,
       storeFree: true,
       methods: {
-        GET: async (_req, res) => send(res, 200, deps.metrics.contentType, await deps.metrics.scrape()),
+        GET: async (_req, res) => sendChunks(res, 200, deps.metrics.contentType, await deps.metrics.exposition()),
       },
     },
     { pattern: /^\/healthz$/, storeFree: true, methods: { GET: (_req, res) => sendJson(res, 200, { status: 'ok' }) } },

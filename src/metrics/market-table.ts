@@ -1,10 +1,12 @@
 /**
  * The per-market gauges, kept as one table row per market instead of seven prom-client gauges:
  * at 10,000 markets prom-client re-escapes every label of every series on each scrape, while here
- * a market's label text is escaped once when it first appears and a scrape only concatenates.
+ * a market's label text is escaped and encoded once when it first appears. A family's exposition is
+ * written straight into bytes once per change of the table (a poll), kept, and sent as is by every scrape.
  * Each family is also registered on the prom-client registry, so `registry.metrics()` stays complete.
  */
 import type { Registry } from 'prom-client';
+import { ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
 
 /** Label names of the per-market gauges, in order. */
 export const MARKET_LABELS = ['market_id', 'chain', 'loan_asset', 'collateral_asset'] as const;
@@ -28,8 +30,8 @@ export interface MarketRow {
 
 interface Entry {
   labels: MarketRow['labels'];
-  /** `{market_id="…",…}`, escaped once. */
-  text: string;
+  /** `{market_id="…",…}`, escaped and UTF-8 encoded once. */
+  bytes: Buffer;
   values: number[];
   refs: number;
 }
@@ -65,22 +67,55 @@ export class MarketFamily {
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
-  private cached: { version: number; text: string } | undefined;
+  private cached: { version: number; body: Buffer } | undefined;
 
-  /** The family in the text format, without a trailing newline (the fast path; cached until the next poll changes the table). */
-  text(): string {
-    if (this.cached?.version === this.table.version) return this.cached.text;
+  /** The family in the text format, without a trailing newline: kept until the table changes (the next poll). */
+  body(): Buffer {
+    return this.cached?.version === this.table.version ? this.cached.body : runSync(this.render());
+  }
+
+  /** Whether {@link body} is ready without rendering. */
+  get fresh(): boolean {
+    return this.cached?.version === this.table.version;
+  }
+
+  /**
+   * Renders {@link body}, pausing between rows. The value text is read in one pass, then written; the result is kept
+   * only if the table did not change meanwhile (a later poll's render, or the next scrape, then renders afresh).
+   */
+  *render(): Steps<Buffer> {
+    const version = this.table.version;
     const i = this.index;
-    const prefix = this.name;
-    // An array joined once: a string grown with += becomes a deep rope that is slow to flatten.
-    const lines = [`# HELP ${prefix} ${this.help}`, `# TYPE ${prefix} gauge`];
+    const head = Buffer.from(`# HELP ${this.name} ${this.help}\n# TYPE ${this.name} gauge`, 'utf8');
+    const prefix = Buffer.from('\n' + this.name, 'utf8');
+    const labels: Buffer[] = [];
+    const values: string[] = [];
+    let size = head.length;
+    let n = 0;
     for (const e of this.table.entries()) {
+      if (++n % ROWS_PER_STEP === 0) yield;
       const v = e.values[i]!;
-      if (!Number.isNaN(v)) lines.push(prefix + e.text + ' ' + v);
+      if (Number.isNaN(v)) continue;
+      const text = String(v);
+      labels.push(e.bytes);
+      values.push(text);
+      size += prefix.length + e.bytes.length + 1 + text.length;
     }
-    const text = lines.join('\n');
-    this.cached = { version: this.table.version, text };
-    return text;
+    const out = Buffer.allocUnsafe(size);
+    out.set(head, 0);
+    let at = head.length;
+    for (let k = 0; k < labels.length; k++) {
+      if ((k + 1) % ROWS_PER_STEP === 0) yield;
+      out.set(prefix, at);
+      at += prefix.length;
+      out.set(labels[k]!, at);
+      at += labels[k]!.length;
+      out[at++] = 0x20;
+      // A number's text is ASCII.
+      at += out.write(values[k]!, at, 'latin1');
+    }
+    if (this.table.version === version) this.cached = { version, body: out };
+    return out;
   }
 
   /** Required by the registry's resetMetrics(); the table is owned by polls, so nothing to do. */
@@ -106,6 +141,11 @@ export class MarketTable {
     return this.all.values();
   }
 
+  /** Renders every family whose kept bytes are stale, pausing between rows (after a poll, so that scrapes find them ready). */
+  *render(): Steps<void> {
+    for (const f of this.families) if (!f.fresh) yield* f.render();
+  }
+
   /** Number of markets exported. */
   get size(): number {
     return this.all.size;
@@ -113,8 +153,10 @@ export class MarketTable {
 
   /** Replaces the markets `owner` reports with `rows`; markets it no longer reports lose their series. */
   replace(owner: string, rows: readonly MarketRow[]): void {
-    this.version += 1;
     const old = this.byOwner.get(owner);
+    // A poll without markets (positions, benchmarks) that had none before changes nothing: the rendered families stay.
+    if (!old && rows.length === 0) return;
+    this.version += 1;
     const next = new Map<string, MarketRow>();
     for (const row of rows) {
       const key = keyOf(row.labels);
@@ -124,7 +166,7 @@ export class MarketTable {
         e.values = row.values;
         if (!old?.has(key)) e.refs += 1;
       } else {
-        this.all.set(key, { labels: row.labels, text: textOf(row.labels), values: row.values, refs: 1 });
+        this.all.set(key, { labels: row.labels, bytes: Buffer.from(textOf(row.labels), 'utf8'), values: row.values, refs: 1 });
       }
     }
     if (next.size > 0) this.byOwner.set(owner, next);
