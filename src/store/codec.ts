@@ -76,6 +76,12 @@ export class Writer {
   get length(): number {
     return this.n;
   }
+  /** What was written as a one-byte string (a compact key to compare and keep: no Buffer object per value); the writer starts over. */
+  takeKey(): string {
+    const out = this.buf.toString('latin1', 0, this.n);
+    this.n = 0;
+    return out;
+  }
   /** A copy of what was written; the writer starts over. */
   take(): Buffer {
     const out = Buffer.from(this.buf.subarray(0, this.n));

@@ -22,9 +22,11 @@ const CACHE_LIMIT = 100_000;
 
 /**
  * A dictionary over `table (id INTEGER PRIMARY KEY, hash TEXT UNIQUE, value TEXT)`: rows are found by a digest of
- * their key and hold the value as JSON text (`decode` turns it back).
+ * their key and hold the value as JSON text (`decode` turns it back). With `cacheByDigest` the id cache is keyed by
+ * the 22-character digest instead of the key itself: for long keys (a reading's shape, ~500 characters, one per
+ * entity: 35 MB of heap at SPEC §8 scale) memory matters more than the digest each lookup then costs (~1.5 µs).
  */
-export function hashedDictionary<T>(db: Database.Database, table: string, decode: (text: string) => T): Dictionary<T> {
+export function hashedDictionary<T>(db: Database.Database, table: string, decode: (text: string) => T, opts: { cacheByDigest?: boolean } = {}): Dictionary<T> {
   const insert = db.prepare<[string, string]>(`INSERT OR IGNORE INTO ${table} (hash, value) VALUES (?, ?)`);
   const find = db.prepare<[string], { id: number }>(`SELECT id FROM ${table} WHERE hash = ?`);
   const get = db.prepare<[number], { value: string }>(`SELECT value FROM ${table} WHERE id = ?`);
@@ -36,23 +38,28 @@ export function hashedDictionary<T>(db: Database.Database, table: string, decode
     ids.set(key, id);
     return id;
   };
+  const byDigest = opts.cacheByDigest === true;
   return {
     idOf(key, text) {
-      const cached = ids.get(key);
+      const hash = byDigest ? hashOf(key) : undefined;
+      const cacheKey = hash ?? key;
+      const cached = ids.get(cacheKey);
       if (cached !== undefined) return cached;
-      const hash = hashOf(key);
-      let row = find.get(hash);
+      const h = hash ?? hashOf(key);
+      let row = find.get(h);
       if (!row) {
-        insert.run(hash, text());
-        row = find.get(hash)!;
+        insert.run(h, text());
+        row = find.get(h)!;
       }
-      return remember(key, row.id);
+      return remember(cacheKey, row.id);
     },
     find(key) {
-      const cached = ids.get(key);
+      const hash = byDigest ? hashOf(key) : undefined;
+      const cacheKey = hash ?? key;
+      const cached = ids.get(cacheKey);
       if (cached !== undefined) return cached;
-      const row = find.get(hashOf(key));
-      return row ? remember(key, row.id) : undefined;
+      const row = find.get(hash ?? hashOf(key));
+      return row ? remember(cacheKey, row.id) : undefined;
     },
     valueOf(id) {
       let v = values.get(id);

@@ -170,7 +170,7 @@ function historyDictionaries(db: Database.Database) {
   return {
     entities: hashedDictionary<EntityKey>(db, 'history_entities', (t) => JSON.parse(t) as EntityKey),
     polls: hashedDictionary<string>(db, 'history_polls', (t) => JSON.parse(t) as string),
-    shapes: hashedDictionary<Shape>(db, 'history_shapes', (t) => JSON.parse(t) as Shape),
+    shapes: hashedDictionary<Shape>(db, 'history_shapes', (t) => JSON.parse(t) as Shape, { cacheByDigest: true }),
   };
 }
 
@@ -290,17 +290,17 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const bucketReading = (row: BucketRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e, row.start);
 
   /** The values that say whether a snapshot changed: the shape and every packed value but the moving ones, absolute. */
-  function signature(r: Reading, shape: number): Buffer {
+  function signature(r: Reading, shape: number): string {
     w.varint(shape);
     for (const [k, v] of Object.entries(r.fields)) if (!MOVING.has(k) && (v === null || typeof v !== 'object')) writeValue(w, v, 0);
-    return w.take();
+    return w.takeKey();
   }
 
   /**
    * What each poll's last save returned, per entity: its time and the signature of its values (unknown after a start
    * or a rollback: everything is stored then, so a restart costs one row per entity).
    */
-  const lastBatch = new Map<string, Map<string, { at: number; sig: Buffer }>>();
+  const lastBatch = new Map<string, Map<string, { at: number; sig: string }>>();
 
   /** savePoll as steps: pauses every {@link HEAVY_ROWS_PER_STEP} readings (run inside a transaction the caller holds). */
   function* saveSteps(poll: string, readings: readonly Reading[], now: number): Steps<SavePollResult> {
@@ -308,7 +308,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     let n = 0;
     const pollId = polls.idOf(poll, () => JSON.stringify(poll));
     const before = lastBatch.get(poll);
-    const current = new Map<string, { at: number; sig: Buffer }>();
+    const current = new Map<string, { at: number; sig: string }>();
     // The newest reading per entity wins `latest`, whatever order the batch came in.
     const newest = new Map<string, { r: Reading; labels: string; fields: string }>();
     for (const r of readings) {
@@ -324,7 +324,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const last = before?.get(key);
       // A snapshot may move on in time with the same values; any other reading must also keep its time.
       const sig = signature(r, shapeId);
-      const unchanged = last !== undefined && last.sig.equals(sig) && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= last.at : r.at === last.at);
+      const unchanged = last !== undefined && last.sig === sig && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= last.at : r.at === last.at);
       const seen = current.get(key);
       if (!seen || r.at >= seen.at) current.set(key, { at: r.at, sig });
       if (!unchanged && insertHistory.run(now, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
