@@ -11,6 +11,7 @@ import { createNotifications, type NotificationMessage, type Notifier, type Noti
 import type { Store } from '../src/store/index.js';
 import { nextTurn } from '../src/yielding.js';
 import { alert, event, ManualTimers, notifier, route, SlackRecorder, tempStores } from './notify-helpers.js';
+import { SlackApiRecorder } from './slack-api-recorder.js';
 import { until } from './source-helpers.js';
 
 const T0 = 1_700_000_000_000;
@@ -153,4 +154,46 @@ it('a one-part send that finishes while a transaction is open is recorded as sen
   await until(() => s.d.deliveries.list({ status: 'sent' }).length === 1);
   expect(s.storeErrors).toEqual([]);
   expect(s.logs.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
+});
+
+it('the Slack bot records its parent message after an open transaction closes when Slack answers during it', async () => {
+  const clock = new ManualClock(T0);
+  const api = await new SlackApiRecorder(clock, 'xoxb-gate-test').start();
+  const store: Store = stores.open();
+  const logs: Array<Record<string, unknown>> = [];
+  const storeErrors: unknown[] = [];
+  const n = createNotifications({
+    db: store.db,
+    gate: store.gate,
+    config: {
+      notifiers: { incidents: notifier({ type: 'slack', token: 'xoxb-gate-test', channel: '#risk', api_url: api.url }) },
+      routes: [route({ default: true, notify: ['incidents'], group_by: ['rule'], group_wait: '0s', group_interval: '1m', repeat_interval: '4h' })],
+      delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000 },
+      watchdog: { enabled: false, severity: 'info' },
+    },
+    clock,
+    log: createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) }),
+    random: () => 0.5,
+    onStoreError: (err) => storeErrors.push(err),
+  });
+  closers.push(async () => {
+    await n.close(0);
+    await api.stop();
+  });
+  store.transaction(() => n.outbox.enqueue([event('firing', alert('util', 'm1'), clock.now())], clock.now()));
+  const post = api.holdNext('chat.postMessage');
+  const delivering = n.dispatcher.runDue();
+  await post.reached;
+  const held = await holdOpen(store);
+  post.release();
+  for (let i = 0; i < 50; i++) await nextTurn();
+  expect(storeErrors).toEqual([]);
+  held.release();
+  await held.done;
+  await delivering;
+  await until(() => n.dispatcher.deliveries.list({ status: 'sent' }).length === 1);
+  const threads = store.db.prepare('SELECT channel, ts FROM notify_slack_threads').all();
+  expect(threads).toEqual([{ channel: api.channelId, ts: api.parents()[0]!.ts }]);
+  expect(storeErrors).toEqual([]);
+  expect(logs.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
 });

@@ -49,8 +49,10 @@ export class SlackApiRecorder {
     this.server = createServer((req, res) => {
       let raw = '';
       req.on('data', (c: Buffer) => (raw += c.toString()));
-      req.on('end', () => {
+      req.on('end', async () => {
         const method = (req.url ?? '').replace(/^\/api\//, '');
+        const held = this.holds.findIndex((h) => h.method === method);
+        if (held >= 0) await this.holds.splice(held, 1)[0]!.until();
         const args = decode(raw, req.headers['content-type']);
         const call: SlackApiCall = { at: this.clock.now(), method, args, authorization: req.headers.authorization, status: 200 };
         this.calls.push(call);
@@ -73,6 +75,18 @@ export class SlackApiRecorder {
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/api/`;
     return this;
+  }
+
+  private holds: Array<{ method: string; until: () => Promise<void> }> = [];
+
+  /** Holds the answer to the next call of `method`: `reached` resolves when it arrives, `release()` lets the answer go. */
+  holdNext(method: string): { reached: Promise<void>; release(): void } {
+    let reach!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((r) => (reach = r));
+    const released = new Promise<void>((r) => (release = r));
+    this.holds.push({ method, until: () => (reach(), released) });
+    return { reached, release };
   }
 
   /** The next call of `method` is answered 429 with this Retry-After (seconds), once. */

@@ -57,8 +57,7 @@ async function e2e(ctx: BenchContext): Promise<void> {
     ctx.note(
       `e2e.metrics.polling: another process GETs the daemon's /metrics every ${SCRAPE_EVERY_MS} ms (one at a time, to the last byte) while ${polls} markets polls run ` +
         `back to back, after the timed runs above: ${ms.length} scrapes, p99 ${percentile(ms, 0.99).toFixed(0)} ms${ms.length < 100 ? ' (under 100 scrapes: the p99 is the max)' : ''}, ` +
-        `${ms.filter((v) => v > 100).length} over 100 ms; ` +
-        `a scrape that meets the poll's store transaction waits for it.`,
+        `${ms.filter((v) => v > 100).length} over 100 ms (a scrape waits at most for one slice of the poll's transaction, or a block of the event loop).`,
     );
   }
   ctx.figure('e2e_polls', r.history.polls);
