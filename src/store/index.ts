@@ -191,7 +191,7 @@ function buildStore(db: Database.Database, path: string, readonly: boolean, cloc
 
   function writable(): boolean {
     if (readonly || !db.open) return false;
-    // Inside a caller's transaction there is nothing to probe without touching it (not reached: callers are synchronous).
+    // Inside a transaction (a poll's, open across turns of the event loop) the write lock is ours: writable, no probe.
     if (db.inTransaction) return true;
     // A short lock wait: /readyz must answer quickly even while another process holds the write lock.
     const prev = db.pragma('busy_timeout', { simple: true }) as number;
