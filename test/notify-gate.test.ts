@@ -8,6 +8,7 @@ import { afterEach, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { createLogger } from '../src/log.js';
 import { createNotifications, type NotificationMessage, type Notifier, type NotifyConfig } from '../src/notify/index.js';
+import type { DeliveryProgress } from '../src/notify/message.js';
 import type { Store } from '../src/store/index.js';
 import { nextTurn } from '../src/yielding.js';
 import { alert, event, ManualTimers, notifier, route, SlackRecorder, tempStores } from './notify-helpers.js';
@@ -95,29 +96,39 @@ it('a due message waits for the open transaction and goes out once it commits, w
   expect(s.logs.filter((l) => l.level === 'error')).toEqual([]);
 });
 
-it('a send that finishes while a transaction is open records its delivery (and each part) after the commit, not inside it', async () => {
-  let answer!: () => void;
-  const parts: number[] = [];
-  // A notifier whose post comes back when the test says, then reports its two parts as Slack's does.
-  const gated: Notifier = {
+/**
+ * A notifier whose post comes back when the test says, then runs `then` (its part records, if any); the answer comes
+ * while a transaction is open, and the event loop has turned 50 times since.
+ */
+async function answeredDuringTransaction(then: (progress: DeliveryProgress | undefined) => Promise<void>) {
+  let answer: (() => void) | undefined;
+  const slow: Notifier = {
     name: 'slack',
     type: 'test',
     async send(_m: NotificationMessage, _signal, progress) {
       await new Promise<void>((resolve) => (answer = resolve));
-      for (const i of [0, 1]) {
-        await progress?.partSent(i);
-        parts.push(i);
-      }
+      await then(progress);
     },
   };
-  const s = await setup(new Map([['slack', gated]]));
+  const s = await setup(new Map([['slack', slow]]));
   s.fire('m1');
   s.d.start();
   s.timers.fireDue();
   await until(() => answer !== undefined);
   const held = await holdOpen(s.store);
-  answer();
+  answer!();
   for (let i = 0; i < 50; i++) await nextTurn();
+  return { s, held };
+}
+
+it('a send that finishes while a transaction is open records its delivery (and each part) after the commit, not inside it', async () => {
+  const parts: number[] = [];
+  const { s, held } = await answeredDuringTransaction(async (progress) => {
+    for (const i of [0, 1]) {
+      await progress?.partSent(i);
+      parts.push(i);
+    }
+  });
   // The part record waits at the gate: the notifier is still inside its first partSent.
   expect(parts).toEqual([]);
   held.release();
@@ -130,24 +141,10 @@ it('a send that finishes while a transaction is open records its delivery (and e
 });
 
 it('a one-part send that finishes while a transaction is open is recorded as sent after the commit', async () => {
-  let answer!: () => void;
   let returned = false;
-  const plain: Notifier = {
-    name: 'slack',
-    type: 'test',
-    async send() {
-      await new Promise<void>((resolve) => (answer = resolve));
-      returned = true;
-    },
-  };
-  const s = await setup(new Map([['slack', plain]]));
-  s.fire('m1');
-  s.d.start();
-  s.timers.fireDue();
-  await until(() => answer !== undefined);
-  const held = await holdOpen(s.store);
-  answer();
-  for (let i = 0; i < 50; i++) await nextTurn();
+  const { s, held } = await answeredDuringTransaction(async () => {
+    returned = true;
+  });
   expect(returned).toBe(true);
   held.release();
   await held.done;
