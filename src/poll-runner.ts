@@ -76,7 +76,11 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
         yield* forgetVanished(s.store, poll.name, outcome);
       }
       const r = yield* s.evaluate(outcome, now);
-      s.enqueue(r.events, now);
+      // A storm (10,000 markets crossing at once) is 10,000 outbox rows: written a slice at a time too.
+      for (let i = 0; i < r.events.length; i += ROWS_PER_STEP) {
+        if (i > 0) yield;
+        s.enqueue(r.events.slice(i, i + ROWS_PER_STEP), now);
+      }
       return r;
     }, s.sliceMs === undefined ? {} : { sliceMs: s.sliceMs });
   } catch (err) {

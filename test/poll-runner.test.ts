@@ -101,3 +101,53 @@ it('a poll the store cannot take changes no alert, is a failed run with reason s
     store.close();
   }
 });
+
+it('a storm is stored in slices of the one transaction: every notification in order, and none seen before the commit', async () => {
+  const store = openStore(join(dirs.make(), 'lookout.db'));
+  const clock = new ManualClock(T0);
+  const engine = engineFor(store, [rule({ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.9 })], { clock });
+  const batches: number[] = [];
+  const enqueued: string[] = [];
+  const seenAtGate: number[] = [];
+  // Turns of the event loop so far, counted by a callback that queues itself again on each turn.
+  let turns = 0;
+  let counting = true;
+  const count = () => {
+    turns++;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  const turnAtBatch: number[] = [];
+  const stages: PollStages = {
+    clock,
+    log: silentLogger,
+    store,
+    sliceMs: 0,
+    fetch: async (_poll, _signal, now) => ({ readings: Array.from({ length: 250 }, (_, i) => market(`m${i}`, now, { utilization: 0.97 })), rejected: [] }),
+    evaluate: (o, now) => engine.applyPollSteps(o, now),
+    enqueue: (evs) => {
+      batches.push(evs.length);
+      turnAtBatch.push(turns);
+      enqueued.push(...(evs as AlertEvent[]).map((e) => e.alert.entity));
+      // A reader at the gate meanwhile runs after the commit: it sees all 250 firing alerts, never part of them.
+      if (batches.length === 1) void store.gate.exclusive(() => seenAtGate.push(engine.repo.active().length));
+    },
+    fieldLog: new FieldRejectionLog(),
+    after: () => {},
+  };
+  try {
+    clock.advance(MIN);
+    const out = await runPoll(pollSchema.parse({ name: 'markets', kind: 'metrics', cron: '* * * * *' }), new AbortController().signal, stages);
+    expect(out.ok).toBe(true);
+    counting = false;
+    expect(batches).toEqual([100, 100, 50]);
+    // The event loop turned between the slices.
+    expect(turnAtBatch[1]!).toBeGreaterThan(turnAtBatch[0]!);
+    expect(turnAtBatch[2]!).toBeGreaterThan(turnAtBatch[1]!);
+    expect(enqueued).toEqual(Array.from({ length: 250 }, (_, i) => `m${i}`));
+    await store.gate.exclusive(() => undefined);
+    expect(seenAtGate).toEqual([250]);
+  } finally {
+    store.close();
+  }
+});
