@@ -1,0 +1,66 @@
+/**
+ * The engine's judging as steps (applyPollSteps, run by the poll's yielding transaction, issue 14 B9): where it may
+ * pause — every 10 readings a rule judges, every 100 alerts it checks for absence — that run to the end at once it is
+ * applyPoll, and that its duration counts its own time, not the pauses its runner took between steps.
+ */
+import { afterEach, expect, it } from 'vitest';
+import type { EngineResult } from '../src/alerts/engine.js';
+import type { Steps } from '../src/yielding.js';
+import { engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
+
+const dirs = tempDirs();
+afterEach(() => dirs.cleanup());
+
+const hot = (n: number, at: number) => Array.from({ length: n }, (_, i) => market(`m${i}`, at, { utilization: 0.97 }));
+const util = rule({ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.9 });
+
+/** Runs the steps to the end; returns the result and how many times they paused. */
+function countPauses(steps: Steps<EngineResult>): { result: EngineResult; pauses: number } {
+  let pauses = 0;
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return { result: r.value, pauses };
+    pauses++;
+  }
+}
+
+it('pauses every 10 readings a rule judges and every 100 alerts it looks at for absence, and ends where applyPoll ends', () => {
+  const stepped = engineFor(tempStore(dirs), [util]);
+  const atOnce = engineFor(tempStore(dirs), [util]);
+
+  // 150 markets, all breaching: 150 verdicts, a pause after each tenth (15); then the rule's 150 alerts looked at for
+  // absence, counted on from 150, a pause at the 200th and the 300th (2).
+  const first = outcome('markets', 'metrics', hot(150, T0), T0);
+  const a = countPauses(stepped.applyPollSteps(first, T0));
+  expect(a.pauses).toBe(17);
+  expect(a.result.events).toHaveLength(150);
+  expect(a.result.events).toEqual(atOnce.applyPoll(first, T0).events);
+
+  // One reading of another market: 1 verdict, then the 150 firing alerts looked at for absence (a pause at the 100th).
+  const second = outcome('markets', 'metrics', [market('m-other', T0 + MIN, { utilization: 0.1 })], T0 + MIN);
+  const b = countPauses(stepped.applyPollSteps(second, T0 + MIN));
+  expect(b.pauses).toBe(1);
+  expect(b.result.events).toEqual(atOnce.applyPoll(second, T0 + MIN).events);
+  expect(stepped.alerts().map((x) => `${x.entity} ${x.state}`)).toEqual(atOnce.alerts().map((x) => `${x.entity} ${x.state}`));
+});
+
+it("counts its own time in durationMs, not the pauses its runner takes between steps", async () => {
+  const engine = engineFor(tempStore(dirs), [util]);
+  const steps = engine.applyPollSteps(outcome('markets', 'metrics', hot(20, T0), T0), T0);
+  const PAUSE_MS = 250;
+  let pauses = 0;
+  let r = steps.next();
+  const started = performance.now();
+  while (!r.done) {
+    pauses++;
+    // The runner gives the event loop a long turn (here: a deliberate 250 ms) between two steps.
+    await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+    r = steps.next();
+  }
+  const wall = performance.now() - started;
+  expect(pauses).toBe(2);
+  expect(wall).toBeGreaterThanOrEqual(2 * PAUSE_MS - 5);
+  // Its own work on 20 readings is a few milliseconds; with the pauses counted it would be over 500.
+  expect(r.value.durationMs).toBeGreaterThan(0);
+  expect(r.value.durationMs).toBeLessThan(PAUSE_MS);
+});
