@@ -23,6 +23,7 @@ export default defineConfig({
       'test/notify-delivery.test.ts',
       'test/notify-format.test.ts',
       'test/notify-adopt.test.ts',
+      'test/notify-outbox.test.ts',
       'test/silences.test.ts',
       'test/rules-*.test.ts',
       'test/ruletest.test.ts',
