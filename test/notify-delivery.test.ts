@@ -162,3 +162,12 @@ describe('MessageStore', () => {
     expect(ms.prune(T0)).toBe(0);
   });
 });
+
+describe('TokenBucket with tokens to spare', () => {
+  it('a bucket holding more than one token can send now', () => {
+    const b = new TokenBucket(2, 3, T0);
+    expect(b.nextAt(T0)).toBe(T0);
+    expect(b.take(T0)).toBe(true);
+    expect(b.nextAt(T0)).toBe(T0);
+  });
+});

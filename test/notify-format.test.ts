@@ -239,3 +239,13 @@ describe('a message: rule, group, severity, counts, title', () => {
     expect(m.commonLabels).toEqual({ rule: 'r', alertname: 'r', severity: 'critical', chain: 'base', poll: 'markets', loan_asset: 'USDC', collateral_asset: 'WETH' });
   });
 });
+
+describe('number formats at their edges', () => {
+  it.each([
+    ['seconds', 0.96, '1s'],
+    ['number', 1234.5678, '1234.5678'],
+    ['number', 1e10, '1.00000e+10'],
+  ] as const)('formatIn(%s, %s) is %s', (unit, v, want) => {
+    expect(formatIn(unit, v)).toBe(want);
+  });
+});

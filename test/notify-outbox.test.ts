@@ -133,3 +133,17 @@ describe('the watchdog', () => {
     });
   });
 });
+
+describe('the outbox’s edges', () => {
+  it('the watchdog’s fingerprint is fixed: receivers and restarts know it by it', () => {
+    expect(WATCHDOG_FINGERPRINT).toBe('lookout-watchdog');
+    expect(watchdogAlert('info', T0).fingerprint).toBe('lookout-watchdog');
+  });
+
+  it('a batch is written whole or not at all, in its own transaction', () => {
+    const { outbox, rows } = setup();
+    const bad = alert('util', 'm2', { value: 10n as never });
+    expect(() => outbox.enqueue([event('firing', alert('util', 'm1'), T0), event('firing', bad, T0)], T0)).toThrow(/BigInt/);
+    expect(rows()).toEqual([]);
+  });
+});

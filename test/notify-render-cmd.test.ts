@@ -226,3 +226,67 @@ describe('runRenderCommand', () => {
     expect(cfg.err).toMatch(/^lookout render: /);
   });
 });
+
+describe('render: the edges', () => {
+  it('a fixture’s reserved keys are never fields; a null `fields` falls back to the top level; a null time is no time', () => {
+    const { fixture } = files(`now: "2025-01-14T12:00:00Z"\nkind: market\nentity: e1\nat: ~\nlabels: { chain: base }\nhistory: []\nfields: ~\nutilization: 0.9\n`);
+    const f = readFixture(fixture, 'position', NOW - 1);
+    expect(f.reading).toEqual({ kind: 'market', entity: 'e1', at: NOW, labels: { chain: 'base' }, fields: { utilization: 0.9 } });
+  });
+
+  it.each([
+    ['a time that is not text or a number', `at: true\nfields: { x: 1 }\n`, "reading.at: 'true' is not a time"],
+    ['a duration without its minus', `at: 15m\nfields: { x: 1 }\n`, "reading.at: '15m' is not a time"],
+    ['a null history entry', `fields: { x: 1 }\nhistory:\n  - ~\n`, "history[0]: a reading with 'at' and 'fields'"],
+  ])('refuses %s', (_name, text, message) => {
+    const { fixture } = files(text);
+    expect(() => readFixture(fixture, 'market', NOW)).toThrow(`${fixture}: ${message}`);
+    expect(() => readFixture(fixture, 'market', NOW)).toThrow(expect.objectContaining({ code: 'E_BAD_REQUEST' }));
+  });
+
+  it('a relative time may have blanks around it', () => {
+    expect(readFixture(files(`at: " -5m "\nfields: { x: 1 }\n`).fixture, 'market', NOW).reading.at).toBe(NOW - 300_000);
+  });
+
+  it('judges as a new alert (not yet active): hysteresis does not hold it', () => {
+    const { configFile, fixture } = files(
+      `fields: { utilization: 0.85 }\n`,
+      CONFIG.replace('rules:\n  inline:\n', 'rules:\n  inline:\n    - { name: hyst, kind: utilization_above, threshold: 0.9, clear_below: 0.8 }\n'),
+    );
+    expect(judgeFixture(rule(configFile, 'hyst'), readFixture(fixture, 'market', NOW), undefined)).toMatchObject({ status: 'ok', value: 0.85 });
+  });
+
+  it('a rule kind that is unknown waits, and one that throws is a data error naming the failure', () => {
+    const { configFile, fixture } = files(`fields: { id: p1, value_usd: 5 }\n`);
+    const f = readFixture(fixture, 'position', NOW);
+    const big = rule(configFile, 'big-position');
+    expect(judgeFixture({ ...big, kind: 'nope' }, f, undefined)).toEqual({ status: 'wait', reason: "rule kind 'nope' cannot be evaluated here" });
+    const broken = judgeFixture({ ...big, op: 'nope' } as RuleBase, f, undefined);
+    expect(broken).toMatchObject({ status: 'data_error' });
+    expect((broken as { reason: string }).reason).toMatch(/^evaluate_failed: \S/);
+    expect(fixtureAlert(big, f, judgeFixture(big, f, undefined)).fingerprint).toBe('render');
+  });
+
+  it('no alerts render an empty group; the preview is dated by the caller’s now', () => {
+    const hook = notifier({ type: 'webhook', url: 'http://127.0.0.1:1/h' });
+    const empty = renderNotification(hook, [], { now: NOW });
+    expect(JSON.parse(empty.slice(empty.indexOf('{')))).toMatchObject({ groupLabels: { rule: '' }, alerts: [] });
+    expect(renderNotification(notifier({ type: 'console', color: 'never' }), [alert('util', 'm1')], { now: NOW })).toMatch(/^2025-01-14 12:00:00 UTC FIRING critical util /);
+  });
+
+  it('marks the notifiers off this alert’s route, a rule’s own notify list included', async () => {
+    const config = CONFIG.replace('rules:', 'notifiers:\n  a: { type: console, color: never }\n  b: { type: console, color: never }\nroutes:\n  - { default: true, notify: [a] }\nrules:').replace(
+      'rules:\n  inline:\n',
+      'rules:\n  inline:\n    - { name: own, kind: utilization_above, threshold: 0.9, notify: [b] }\n',
+    );
+    const { configFile, fixture } = files(`fields: { utilization: 0.95 }\n`, config);
+    const own = await render(configFile, 'own', fixture);
+    expect(own.code, own.err).toBe(0);
+    expect(own.out).toContain('=== a (console) — not on this alert’s route ===\n');
+    expect(own.out).toContain('=== b (console) ===\n');
+    const util = await render(configFile, 'util', fixture);
+    expect(util.out).toContain('=== a (console) ===\n');
+    expect(util.out).toContain('=== b (console) — not on this alert’s route ===\n');
+    expect(util.out).not.toContain('no notifiers configured');
+  });
+});
