@@ -1,7 +1,7 @@
 /**
  * The outbox on its own (src/notify/outbox.ts) over a real SQLite file: which events it keeps, one row per destination
- * with the route's group and timing frozen in, the log lines for unknown notifiers and alerts with no route, its own
- * transaction or the caller's, and the watchdog's start and quiet removal.
+ * with the route's group and timing frozen in, the log lines for unknown notifiers and alerts with no route, a batch
+ * written whole or not at all, and the watchdog's start and quiet removal.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/log.js';
@@ -72,19 +72,6 @@ describe('Outbox.enqueue', () => {
     expect(outbox.enqueue([event('firing', alert('util', 'm1'), T0), event('cancelled', alert('util', 'm2'), T0)], T0)).toBe(0);
     expect(rows()).toEqual([]);
     expect(logs).toEqual([expect.objectContaining({ level: 'debug', msg: 'notify_no_route', rule: 'util', fingerprint: 'util/m1' })]);
-  });
-
-  it('writes in the caller’s transaction (rolled back with it), or in its own', () => {
-    const { store, outbox, rows } = setup();
-    expect(() =>
-      store.transaction(() => {
-        outbox.enqueue([event('firing', alert('util', 'm1'), T0)], T0);
-        throw new Error('the alert change failed');
-      }),
-    ).toThrow('the alert change failed');
-    expect(rows()).toEqual([]);
-    expect(outbox.enqueue([event('firing', alert('util', 'm1'), T0)], T0)).toBe(2);
-    expect(rows()).toHaveLength(2);
   });
 
   it('a new routing applies to events written after it', () => {

@@ -290,3 +290,9 @@ describe('render: the edges', () => {
     expect(util.out).not.toContain('no notifiers configured');
   });
 });
+
+it('the firing preview is the notifier’s own, at now, in the rule’s unit', async () => {
+  const { configFile, fixture } = files(`fields: { id: p1, value_usd: 5000 }\n`);
+  const r = await render(configFile, 'big-position', fixture);
+  expect(r.out).toContain('--- firing ---\n2025-01-14 12:00:00 UTC FIRING warning big-position p1: value=$5,000 threshold=$1,000 [lk-render-preview]\n');
+});
