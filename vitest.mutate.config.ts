@@ -24,6 +24,7 @@ export default defineConfig({
       'test/notify-format.test.ts',
       'test/notify-adopt.test.ts',
       'test/notify-outbox.test.ts',
+      'test/notify-notifier-parts.test.ts',
       'test/silences.test.ts',
       'test/rules-*.test.ts',
       'test/ruletest.test.ts',
