@@ -25,6 +25,7 @@ export default defineConfig({
       'test/notify-adopt.test.ts',
       'test/notify-outbox.test.ts',
       'test/notify-notifier-parts.test.ts',
+      'test/notify-notifier-texts.test.ts',
       'test/silences.test.ts',
       'test/rules-*.test.ts',
       'test/ruletest.test.ts',
