@@ -138,3 +138,17 @@ describe('fetchAdoptable', () => {
     expect(found).toEqual({ candidates: [], failed: [{ peer: 1, reason: 'timed out' }] });
   });
 });
+
+describe('fetchAdoptable: the request', () => {
+  it('keeps a base URL’s path without a trailing slash, and asks for JSON', async () => {
+    const seen: string[] = [];
+    const accept: Array<string | undefined> = [];
+    const base = await peer((req) => {
+      accept.push(req.headers.accept);
+      return { status: 200, body: '[]' };
+    }, seen);
+    expect(await fetchAdoptable({ urls: [`${base}/am`], timeoutMs: 5000 })).toEqual({ candidates: [], failed: [] });
+    expect(seen).toEqual(['GET /am/api/v2/alerts?active=true&silenced=true&inhibited=true&unprocessed=true']);
+    expect(accept).toEqual(['application/json']);
+  });
+});
