@@ -27,6 +27,7 @@ export default defineConfig({
       'test/notify-notifier-parts.test.ts',
       'test/notify-notifier-texts.test.ts',
       'test/notify-labels.test.ts',
+      'test/notify-notifier-more.test.ts',
       'test/silences.test.ts',
       'test/rules-*.test.ts',
       'test/ruletest.test.ts',
