@@ -143,3 +143,40 @@ describe('webhook', () => {
     expect(got[0]!['x-lookout-dedup-key']).toBe('lk-m');
   });
 });
+
+describe('more edges', () => {
+  it('alertmanager: render names the peer count; a peer under a path without a slash keeps its path', async () => {
+    const m = one();
+    const cfg = notifier({ type: 'alertmanager', urls: ['http://127.0.0.1:1', 'http://127.0.0.1:2'], resend_interval: '1m' });
+    const out = registry.render('am', cfg, m, deps);
+    expect(out.split('\n')[0]).toBe('POST {alertmanager}/api/v2/alerts (to each of 2 peer(s))');
+    expect(JSON.parse(out.slice(out.indexOf('\n') + 1))).toHaveLength(1);
+    const urls: string[] = [];
+    const server = createHttpServer((req, res) => {
+      urls.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const am = registry.createAll({ am: notifier({ type: 'alertmanager', urls: [`http://127.0.0.1:${(server.address() as AddressInfo).port}/am`] }) }, deps).get('am')!;
+    await am.send(m, AbortSignal.timeout(10_000));
+    expect(urls).toEqual(['POST /am/api/v2/alerts']);
+  });
+
+  it('an HTTP 300 answer is not a delivery', async () => {
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(300);
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const hook = registry.createAll({ hook: notifier({ type: 'webhook', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/h` }) }, deps).get('hook')!;
+    const err = await hook.send(one(), AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotifyError);
+    expect((err as NotifyError).message).toBe('hook: webhook answered HTTP 300 (not retried)');
+  });
+});

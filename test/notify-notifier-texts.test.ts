@@ -208,3 +208,11 @@ describe('the edges', () => {
     expect(emailHtml(msg([{ status: 'firing', alert: firing, url: 'https://x.example/?a="b"&c' }]))).toContain('<a href="https://x.example/?a=&quot;b&quot;&amp;c">');
   });
 });
+
+describe('Slack: links and groups', () => {
+  it('a link only to a URL that starts http(s), and no group words when the rule is the whole group', () => {
+    const [p] = slackPayloads(msg([{ status: 'firing', alert: firing, url: 'javascript:https://x.example/a' }], { rule: 'util' }), 20);
+    expect(JSON.stringify(p)).not.toContain('chart and history');
+    expect(p!.blocks[1]).toEqual(section('*util* · severity *critical* · 1 firing'));
+  });
+});
