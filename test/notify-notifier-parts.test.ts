@@ -240,3 +240,8 @@ describe('SMTP classification', () => {
     expect(emailSubject(msg([{ status: 'firing', alert: a }], { groupLabels: { rule: 'util', chain: 'base\r\nBcc: x@evil.example' } }))).toBe('[FIRING:1] util (chain=base Bcc: x@evil.example)');
   });
 });
+
+it('an SMTP envelope problem is permanent even without a reply code', () => {
+  const e = classifySmtpError('mail', { code: 'EENVELOPE', message: 'no recipients defined' }, []);
+  expect([e.message, e.retryable]).toEqual(['mail: SMTP EENVELOPE: no recipients defined (not retried)', false]);
+});
