@@ -1,6 +1,6 @@
 /**
  * The engine's judging as steps (applyPollSteps, run by the poll's yielding transaction, issue 14 B9): where it may
- * pause — every 10 readings a rule judges, every 100 alerts it checks for absence — that run to the end at once it is
+ * pause — between slices of 10 readings a rule judges, every 100 alerts it checks for absence — that run to the end at once it is
  * applyPoll, and that its duration counts its own time, not the pauses its runner took between steps.
  */
 import { afterEach, expect, it } from 'vitest';
@@ -24,15 +24,15 @@ function countPauses(steps: Steps<EngineResult>): { result: EngineResult; pauses
   }
 }
 
-it('pauses every 10 readings a rule judges and every 100 alerts it looks at for absence, and ends where applyPoll ends', () => {
+it('pauses between slices of 10 readings a rule judges and every 100 alerts it looks at for absence, and ends where applyPoll ends', () => {
   const stepped = engineFor(tempStore(dirs), [util]);
   const atOnce = engineFor(tempStore(dirs), [util]);
 
-  // 150 markets, all breaching: 150 verdicts, a pause after each tenth (15); then the rule's 150 alerts looked at for
-  // absence, counted on from 150, a pause at the 200th and the 300th (2).
+  // 150 markets, all breaching: 150 verdicts in slices of 10, a pause between two slices (14); then the rule's 150
+  // alerts looked at for absence, counted on from 150, a pause at the 200th and the 300th (2).
   const first = outcome('markets', 'metrics', hot(150, T0), T0);
   const a = countPauses(stepped.applyPollSteps(first, T0));
-  expect(a.pauses).toBe(17);
+  expect(a.pauses).toBe(16);
   expect(a.result.events).toHaveLength(150);
   expect(a.result.events).toEqual(atOnce.applyPoll(first, T0).events);
 
@@ -46,7 +46,7 @@ it('pauses every 10 readings a rule judges and every 100 alerts it looks at for 
 
 it("counts its own time in durationMs, not the pauses its runner takes between steps", async () => {
   const engine = engineFor(tempStore(dirs), [util]);
-  const steps = engine.applyPollSteps(outcome('markets', 'metrics', hot(20, T0), T0), T0);
+  const steps = engine.applyPollSteps(outcome('markets', 'metrics', hot(30, T0), T0), T0);
   const PAUSE_MS = 250;
   let pauses = 0;
   let r = steps.next();
@@ -60,7 +60,7 @@ it("counts its own time in durationMs, not the pauses its runner takes between s
   const wall = performance.now() - started;
   expect(pauses).toBe(2);
   expect(wall).toBeGreaterThanOrEqual(2 * PAUSE_MS - 5);
-  // Its own work on 20 readings is a few milliseconds; with the pauses counted it would be over 500.
+  // Its own work on 30 readings is a few milliseconds; with the pauses counted it would be over 500.
   expect(r.value.durationMs).toBeGreaterThan(0);
   expect(r.value.durationMs).toBeLessThan(PAUSE_MS);
 });

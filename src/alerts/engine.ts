@@ -389,23 +389,13 @@ export class AlertEngine {
       // Entities with an alert of this rule that it judged in this poll: the rest of its active alerts may be absent.
       const judged = new Set<string>();
       const id: AlertIdentity = { rule: rule.name, kind: rule.kind, entity: '', severity: rule.severity };
-      for (const reading of outcome.readings) {
-        if (++visited % HEAVY_ROWS_PER_STEP === 0) yield;
-        if (!c.reads.includes(reading.kind) || !matchesSelect(rule.select as Select, reading)) continue;
-        const prev = mine.get(reading.entity);
-        const active = isActive(prev?.alert);
-        const verdict = this.evaluate(c, reading, now, history, active);
-        out.evaluated++;
-        if (!prev && verdict.status !== 'breach') {
-          if (verdict.status === 'data_error') out.dataErrors.push({ rule: rule.name, entity: reading.entity, reason: verdict.reason });
-          continue; // the common case: nothing wrong, nothing stored
-        }
-        const describe = () => describeAlert(rule, reading, verdict);
-        const signal: Signal = { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe };
-        const r = this.apply(prev, signal, now, c.settings, { ...id, entity: reading.entity }, out);
-        mine.set(reading.entity, r.next);
-        judged.add(reading.entity);
+      const readings = outcome.readings;
+      // The work is in plain methods, the generator only counts and pauses: V8 optimizes a hot loop in a generator less.
+      for (let i = 0; i < readings.length; i += HEAVY_ROWS_PER_STEP) {
+        if (i > 0) yield;
+        this.judgeSlice(c, readings, i, Math.min(readings.length, i + HEAVY_ROWS_PER_STEP), { now, history, mine, judged, id, out });
       }
+      visited += readings.length;
       for (const t of mine.values()) {
         if (++visited % ROWS_PER_STEP === 0) yield;
         if (!isActive(t.alert) || rejected.has(t.alert.entity) || judged.has(t.alert.entity)) continue;
@@ -419,6 +409,28 @@ export class AlertEngine {
         const r = this.apply(t, { type: 'absent' }, now, c.settings, identityOf(t.alert), out);
         mine.set(t.alert.entity, r.next);
       }
+    }
+  }
+
+  /** Judges readings [from, to) with one rule (a slice of {@link judge}'s pass). */
+  private judgeSlice(c: CompiledRule, readings: readonly Reading[], from: number, to: number, s: JudgeScope): void {
+    const { rule } = c;
+    for (let i = from; i < to; i++) {
+      const reading = readings[i]!;
+      if (!c.reads.includes(reading.kind) || !matchesSelect(rule.select as Select, reading)) continue;
+      const prev = s.mine.get(reading.entity);
+      const active = isActive(prev?.alert);
+      const verdict = this.evaluate(c, reading, s.now, s.history, active);
+      s.out.evaluated++;
+      if (!prev && verdict.status !== 'breach') {
+        if (verdict.status === 'data_error') s.out.dataErrors.push({ rule: rule.name, entity: reading.entity, reason: verdict.reason });
+        continue; // the common case: nothing wrong, nothing stored
+      }
+      const describe = () => describeAlert(rule, reading, verdict);
+      const signal: Signal = { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe };
+      const r = this.apply(prev, signal, s.now, c.settings, { ...s.id, entity: reading.entity }, s.out);
+      s.mine.set(reading.entity, r.next);
+      s.judged.add(reading.entity);
     }
   }
 
@@ -442,6 +454,18 @@ export class AlertEngine {
 }
 
 const pairKey = (a: string, b: string): string => `${a}\u0000${b}`;
+
+/** What one rule's pass over a poll shares between its slices. */
+interface JudgeScope {
+  now: number;
+  history: HistoryView;
+  /** The rule's tracked alerts by entity (updated as readings are judged). */
+  mine: Map<string, TrackedAlert>;
+  /** Entities with an alert of this rule judged in this poll. */
+  judged: Set<string>;
+  id: AlertIdentity;
+  out: EngineResult;
+}
 
 function identityOf(a: Alert): AlertIdentity {
   return { rule: a.rule, kind: a.kind, entity: a.entity, severity: a.severity };
