@@ -4,9 +4,8 @@
  * applyPoll, and that its duration counts its own time, not the pauses its runner took between steps.
  */
 import { afterEach, expect, it } from 'vitest';
-import type { EngineResult } from '../src/alerts/engine.js';
-import type { Steps } from '../src/yielding.js';
 import { engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
+import { countPauses } from './source-helpers.js';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -14,15 +13,6 @@ afterEach(() => dirs.cleanup());
 const hot = (n: number, at: number) => Array.from({ length: n }, (_, i) => market(`m${i}`, at, { utilization: 0.97 }));
 const util = rule({ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.9 });
 
-/** Runs the steps to the end; returns the result and how many times they paused. */
-function countPauses(steps: Steps<EngineResult>): { result: EngineResult; pauses: number } {
-  let pauses = 0;
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return { result: r.value, pauses };
-    pauses++;
-  }
-}
 
 it('pauses between slices of 10 readings a rule judges and every 100 alerts it looks at for absence, and ends where applyPoll ends', () => {
   const stepped = engineFor(tempStore(dirs), [util]);
@@ -33,14 +23,14 @@ it('pauses between slices of 10 readings a rule judges and every 100 alerts it l
   const first = outcome('markets', 'metrics', hot(150, T0), T0);
   const a = countPauses(stepped.applyPollSteps(first, T0));
   expect(a.pauses).toBe(16);
-  expect(a.result.events).toHaveLength(150);
-  expect(a.result.events).toEqual(atOnce.applyPoll(first, T0).events);
+  expect(a.value.events).toHaveLength(150);
+  expect(a.value.events).toEqual(atOnce.applyPoll(first, T0).events);
 
   // One reading of another market: 1 verdict, then the 150 firing alerts looked at for absence (a pause at the 100th).
   const second = outcome('markets', 'metrics', [market('m-other', T0 + MIN, { utilization: 0.1 })], T0 + MIN);
   const b = countPauses(stepped.applyPollSteps(second, T0 + MIN));
   expect(b.pauses).toBe(1);
-  expect(b.result.events).toEqual(atOnce.applyPoll(second, T0 + MIN).events);
+  expect(b.value.events).toEqual(atOnce.applyPoll(second, T0 + MIN).events);
   expect(stepped.alerts().map((x) => `${x.entity} ${x.state}`)).toEqual(atOnce.alerts().map((x) => `${x.entity} ${x.state}`));
 });
 

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Simulator } from '../src/simulator/index.js';
 import type { SourceConfig } from '../src/source/client.js';
+import type { Steps } from '../src/yielding.js';
 import type { Sleep } from '../src/source/http.js';
 
 /** A source config pointing at a simulator, with short backoffs; `over` wins. */
@@ -76,4 +77,14 @@ export async function rawServer(handler: (req: IncomingMessage, res: ServerRespo
         server.closeAllConnections();
       }),
   };
+}
+
+/** Runs steps to the end without pausing, counting the points where they would have paused. */
+export function countPauses<T>(steps: Steps<T>): { value: T; pauses: number } {
+  let pauses = 0;
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return { value: r.value, pauses };
+    pauses++;
+  }
 }

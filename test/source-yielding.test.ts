@@ -11,6 +11,7 @@ import { parseJsonExact, parseJsonExactSteps } from '../src/source/json.js';
 import { listReadings, listReadingsSteps } from '../src/source/parse/lists.js';
 import { marketReadings, marketReadingsSteps, marketsWithoutDecimals, marketsWithoutDecimalsSteps } from '../src/source/parse/markets.js';
 import { runSync, runYielding, type Steps } from '../src/yielding.js';
+import { countPauses } from './source-helpers.js';
 
 const ROWS = 1000;
 
@@ -31,15 +32,7 @@ function document(indent?: number): string {
 }
 
 /** Steps run to the end, counting the pauses. */
-function stepped(text: string): { value: unknown; pauses: number } {
-  const steps = parseJsonExactSteps(text, 0);
-  let pauses = 0;
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return { value: r.value, pauses };
-    pauses++;
-  }
-}
+const stepped = (text: string): { value: unknown; pauses: number } => countPauses(parseJsonExactSteps(text, 0));
 
 describe('parseJsonExactSteps', () => {
   it.each([
