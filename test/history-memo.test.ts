@@ -10,7 +10,7 @@ import { HistoryMemo } from '../src/alerts/history-memo.js';
 import type { Reading } from '../src/model.js';
 import { createHistoryChanges } from '../src/store/history-changes.js';
 import type { Store } from '../src/store/index.js';
-import { HOUR, MIN, T0, market, tempDirs, tempStore } from './alerts-helpers.js';
+import { engineFor, HOUR, MIN, T0, market, outcome, rule, tempDirs, tempStore } from './alerts-helpers.js';
 
 const dirs = tempDirs();
 afterEach(() => {
@@ -123,5 +123,25 @@ describe('HistoryMemo', () => {
     save(store, [apy('m1', T0 + 65 * MIN, 0.5)], T0 + 65 * MIN);
     store.readings.downsample(T0 + 41 * MIN);
     agree(store, memo);
+  });
+});
+
+describe('the engine keeps its look-back memo in step with the store', () => {
+  it('a revision of the reading apy_jump looks back at, stored between two polls, is what the next poll judges against', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [rule({ name: 'apy-up', kind: 'apy_jump', severity: 'warning', window: '1h', min_change: 0.02 })]);
+    const save = (poll: string, at: number, apy: number, now: number) => store.transaction(() => store.readings.savePoll(poll, [market('m1', at, { borrow_apy: apy })], now));
+    const judge = (at: number, apy: number) => {
+      save('markets', at, apy, at);
+      return store.transaction(() => engine.applyPoll(outcome('markets', 'metrics', [market('m1', at, { borrow_apy: apy })], at), at));
+    };
+    save('markets', T0, 0.05, T0);
+    // An hour on: against the 5% of an hour ago, no jump (the memo now remembers that answer, and for how long it holds).
+    expect(judge(T0 + HOUR, 0.05).events).toEqual([]);
+    // The service corrects the old reading: it was 1%, not 5% (a new revision of the same time, stored by a backfill).
+    save('backfill', T0, 0.01, T0 + HOUR + 30_000);
+    // A minute on, looking back at T0 + 1 min: the newest reading at or before it is the revision, 1% → 5% is a jump.
+    const next = judge(T0 + HOUR + MIN, 0.05);
+    expect(next.events.map((e) => `${e.type} ${e.alert.entity}`)).toEqual(['firing m1']);
   });
 });
