@@ -174,3 +174,32 @@ it('forgets the history ids a rolled-back transaction allocated, so the next sav
   expect(store.readings.historyAt('market', 'm-new', 2_000)?.fields.utilization).toBe(0.7);
   expect(store.readings.latest('market', 'm-new')?.fields.utilization).toBe(0.7);
 });
+
+it('keeps each connection to its own transaction: two stores in one process, both open, both guarded', async () => {
+  const a = fresh();
+  const b = fresh();
+  const holding = (store: Store) => {
+    let released = false;
+    const done = store.transactionYielding(
+      function* () {
+        insert(store, 'own');
+        while (!released) yield;
+      },
+      { sliceMs: 0 },
+    );
+    return { release: () => void (released = true), done };
+  };
+  const ha = holding(a);
+  const hb = holding(b);
+  while (!a.gate.busy || !b.gate.busy) await nextTurn();
+  // The store opened first is still guarded after the second one opened (and the other way round).
+  expect(() => rows(a)).toThrow(expect.objectContaining({ code: 'E_STORE_BUSY' }));
+  expect(() => rows(b)).toThrow(expect.objectContaining({ code: 'E_STORE_BUSY' }));
+  hb.release();
+  await hb.done;
+  expect(rows(b)).toEqual(['own']);
+  expect(() => rows(a)).toThrow(expect.objectContaining({ code: 'E_STORE_BUSY' }));
+  ha.release();
+  await ha.done;
+  expect(rows(a)).toEqual(['own']);
+});

@@ -27,6 +27,8 @@ export interface TransactionGate {
   idle(): Promise<void>;
   /** Runs `fn` (synchronous database work) as soon as no yielding transaction is open. */
   exclusive<T>(fn: () => T): Promise<T>;
+  /** Like {@link exclusive}, but runs `fn` at once (no turn of the event loop) when no yielding transaction is open. */
+  whenFree<T>(fn: () => T): T | Promise<T>;
   /**
    * Runs the steps in one transaction (BEGIN IMMEDIATE … COMMIT), pausing every `sliceMs`; rolls back and rethrows when
    * a step throws. `onRollback` runs after a rollback (caches that hold ids the transaction allocated).
@@ -35,17 +37,23 @@ export interface TransactionGate {
 }
 
 interface Open {
-  db: Database.Database;
   /** True while the transaction's own steps run (synchronously); false during its pauses. */
   stepping: boolean;
 }
 
-/** The open yielding transaction, if any (one process, one thread: a module variable is the whole truth). */
-let open: Open | undefined;
+/** The open yielding transaction of each connection (several stores may be open in one process: tests, tools). */
+const openOn = new WeakMap<Database.Database, Open>();
+/** How many are open: the guard's fast path when none is. */
+let openCount = 0;
 let guardInstalled = false;
 
-function refuse(): never {
-  throw new StoreError('E_STORE_BUSY', 'the database is inside a poll transaction; this statement must wait for the store gate (store.gate.idle())');
+/** Throws when `db` has a yielding transaction open and the caller is not one of its steps. */
+function check(db: Database.Database): void {
+  if (openCount === 0) return;
+  const o = openOn.get(db);
+  if (o !== undefined && !o.stepping) {
+    throw new StoreError('E_STORE_BUSY', 'the database is inside a poll transaction; this statement must wait for the store gate (store.gate.exclusive())');
+  }
 }
 
 /**
@@ -59,7 +67,7 @@ function installGuard(db: Database.Database): void {
   for (const name of ['run', 'get', 'all', 'iterate'] as const) {
     const orig = stmtProto[name]!;
     stmtProto[name] = function (this: { database: Database.Database }, ...args: unknown[]) {
-      if (open !== undefined && !open.stepping && this.database === open.db) refuse();
+      check(this.database);
       return orig.apply(this, args);
     };
   }
@@ -67,7 +75,7 @@ function installGuard(db: Database.Database): void {
   for (const name of ['exec', 'pragma'] as const) {
     const orig = dbProto[name]!;
     dbProto[name] = function (this: Database.Database, ...args: unknown[]) {
-      if (open !== undefined && !open.stepping && this === open.db) refuse();
+      check(this);
       return orig.apply(this, args);
     };
   }
@@ -83,24 +91,28 @@ export function createGate(db: Database.Database): TransactionGate {
   async function idle(): Promise<void> {
     if (mine !== undefined) await ended;
   }
+  // Checks and starts in the same continuation: between a check and the work, nothing else can open a transaction.
+  async function exclusive<T>(fn: () => T): Promise<T> {
+    while (mine !== undefined) await ended;
+    return fn();
+  }
 
   return {
     get busy() {
       return mine !== undefined;
     },
     idle,
-    // Each checks and starts in the same continuation: between a check and the work, nothing else can open a transaction.
-    async exclusive(fn) {
-      while (mine !== undefined) await ended;
-      return fn();
-    },
+    exclusive,
+    whenFree: (fn) => (mine === undefined ? fn() : exclusive(fn)),
     async transaction<T>(steps: () => Steps<T>, opts: { sliceMs?: number; onRollback?: () => void } = {}): Promise<T> {
       while (mine !== undefined) await ended;
+      db.exec('BEGIN IMMEDIATE');
       let end!: () => void;
       ended = new Promise((resolve) => (end = resolve));
-      const self: Open = { db, stepping: true };
-      db.exec('BEGIN IMMEDIATE');
-      mine = open = self;
+      const self: Open = { stepping: true };
+      mine = self;
+      openOn.set(db, self);
+      openCount++;
       try {
         const gen = steps();
         // Only the generator's own steps run with the connection; its pauses let the rest of the process in (and out).
@@ -131,7 +143,8 @@ export function createGate(db: Database.Database): TransactionGate {
         throw err;
       } finally {
         mine = undefined;
-        if (open === self) open = undefined;
+        openOn.delete(db);
+        openCount--;
         end();
       }
     },
