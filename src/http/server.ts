@@ -108,8 +108,8 @@ export async function startHttpServer(deps: HttpDeps): Promise<HttpServer> {
   };
 }
 
-/** Runs `fn` through the daemon's store gate when there is one. */
-const gated = <T>(deps: HttpDeps, fn: () => T): Promise<T> => (deps.exclusive ? deps.exclusive(fn) : Promise.resolve().then(fn));
+/** Runs `fn` through the daemon's store gate when there is one (callers await the result either way). */
+const gated = <T>(deps: HttpDeps, fn: () => T): T | Promise<T> => (deps.exclusive ? deps.exclusive(fn) : fn());
 
 function decodePart(part: string): string {
   try {

@@ -16,7 +16,7 @@ import { dueGroups, flushGroup, foldOutbox, nextFlushAt, pendingCount } from './
 import { defaultInhibitRules, Inhibitor } from './inhibit.js';
 import type { DeliveryProgress, NotificationMessage, Notifier } from './message.js';
 import type { Outbox, WatchdogConfig } from './outbox.js';
-import type { StoreGate } from './notifier-module.js';
+import { whenStoreFree, type StoreGate } from './notifier-module.js';
 import type { ValueUnit } from './format.js';
 import type { InhibitConfig } from './schema.js';
 
@@ -107,6 +107,8 @@ export class Dispatcher {
   private timerAt = Infinity;
   private running = false;
   private stopping = false;
+  /** A pass is waiting for a poll's open transaction to close (one waiter, however often it is asked for meanwhile). */
+  private waitingForGate = false;
 
   /** Builds the dispatcher; nothing runs until `start()` or `runDue()`. */
   constructor(private readonly opts: DispatcherOptions) {
@@ -221,10 +223,7 @@ export class Dispatcher {
   private schedule(delay?: number): void {
     if (!this.running || this.stopping) return;
     // Looking for what is due reads the database: not while a poll's transaction is open; once it closes.
-    if (delay === undefined && this.opts.gate?.busy) {
-      void this.opts.gate.idle().then(() => this.schedule());
-      return;
-    }
+    if (delay === undefined && this.opts.gate?.busy) return this.afterGate();
     const now = this.clock.now();
     let at: number;
     if (delay !== undefined) at = now + delay;
@@ -239,7 +238,7 @@ export class Dispatcher {
       this.timer = undefined;
       this.timerAt = Infinity;
       // A poll's transaction is open: the pass that was due now runs as soon as it closes.
-      if (this.opts.gate?.busy) return void this.opts.gate.idle().then(() => this.schedule(0));
+      if (this.opts.gate?.busy) return this.afterGate();
       let failed = false;
       try {
         this.pump();
@@ -251,6 +250,16 @@ export class Dispatcher {
       }
       this.schedule(failed ? STORE_RETRY_MS : undefined);
     }, Math.max(0, at - now));
+  }
+
+  /** Once the poll's open transaction has closed: a pass at once (it looks at what is due then). */
+  private afterGate(): void {
+    if (this.waitingForGate) return;
+    this.waitingForGate = true;
+    void this.opts.gate!.idle().then(() => {
+      this.waitingForGate = false;
+      this.schedule(0);
+    });
   }
 
   /** fold → flush → start a delivery worker per notifier with something due. Synchronous but for the workers. */
@@ -389,11 +398,7 @@ export class Dispatcher {
         const now = this.clock.now();
         if (!this.bucket(name, now).take(now)) throw new PartDeferred(`${name}: rate limit holds the next part of ${row.dedup_key}`);
       },
-      partSent: (index) => {
-        const gate = this.opts.gate;
-        if (!gate?.busy) return void this.messages.markPartsSent(row.id, index + 1);
-        return gate.exclusive(() => void this.messages.markPartsSent(row.id, index + 1));
-      },
+      partSent: (index) => whenStoreFree(this.opts.gate, () => void this.messages.markPartsSent(row.id, index + 1)),
     };
   }
 

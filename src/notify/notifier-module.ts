@@ -5,20 +5,17 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { NotificationMessage, Notifier } from './message.js';
 import type { NotifierConfig } from './schema.js';
+import type { TransactionGate } from '../store/gate.js';
+
+/** The store's gate, as notify uses it: database work after an await waits while a poll's transaction is open. */
+export type StoreGate = Pick<TransactionGate, 'busy' | 'idle' | 'exclusive' | 'whenFree'>;
+
+/** Runs `fn` (database work) through the store's gate when there is one (at once while no poll's transaction is open). */
+export function whenStoreFree<T>(gate: StoreGate | undefined, fn: () => T): T | Promise<T> {
+  return gate ? gate.whenFree(fn) : fn();
+}
 
 /** What a notifier may use: passed in, never reached for globally. */
-/** The store's gate, as notify sees it: database work after an await waits while a poll's transaction is open (store/gate.ts). */
-export interface StoreGate {
-  readonly busy: boolean;
-  idle(): Promise<void>;
-  exclusive<T>(fn: () => T): Promise<T>;
-}
-
-/** Runs `fn` (database work) at once when the store's gate is open, else once it opens. */
-export function whenStoreFree<T>(gate: StoreGate | undefined, fn: () => T): T | Promise<T> {
-  return gate?.busy ? gate.exclusive(fn) : fn();
-}
-
 export interface NotifierDeps {
   clock: Clock;
   log: Logger;
