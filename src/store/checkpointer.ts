@@ -8,7 +8,6 @@
  * checkpoint takes no lock a writer needs, so the poll's transaction and the checkpoint run side by side. If the worker
  * cannot start or dies, the connection goes back to SQLite's own checkpoints: the log never grows without bound.
  */
-import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
@@ -24,6 +23,7 @@ const { statSync } = require('node:fs');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('busy_timeout = 1000');
+parentPort.postMessage({ type: 'ready' });
 let stopped = false;
 const walSize = () => { try { return statSync(workerData.path + '-wal').size; } catch { return 0; } };
 const timer = setInterval(() => {
@@ -46,6 +46,8 @@ parentPort.on('message', (m) => {
 
 /** A running checkpointer. */
 export interface Checkpointer {
+  /** Resolves once the worker has its connection and looks at the log (at once when it could not start). */
+  readonly ready: Promise<void>;
   /** Stops the worker and closes its connection; resolves once it has exited. */
   stop(): Promise<void>;
 }
@@ -69,15 +71,19 @@ export function startCheckpointer(db: Database.Database, path: string, opts: { l
     });
   } catch (err) {
     opts.log.warn('checkpointer_failed', { err, hint: 'SQLite checkpoints inside commits instead' });
-    return { stop: async () => undefined };
+    return { ready: Promise.resolve(), stop: async () => undefined };
   }
   db.pragma('wal_autocheckpoint = 0');
   // A log that once held a 50,000-position poll is cut back to this size when it starts over, not kept at its largest.
   db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
   let stopping = false;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let started!: () => void;
+  const ready = new Promise<void>((resolve) => (started = resolve));
+  void exited.then(started);
   worker.on('message', (m: { type: string; busy?: number; log?: number; checkpointed?: number; message?: string }) => {
-    if (m.type === 'checkpoint') opts.log.debug('wal_checkpoint', { busy: m.busy, log: m.log, checkpointed: m.checkpointed });
+    if (m.type === 'ready') started();
+    else if (m.type === 'checkpoint') opts.log.debug('wal_checkpoint', { busy: m.busy, log: m.log, checkpointed: m.checkpointed });
     else opts.log.warn('wal_checkpoint_failed', { error: m.message });
   });
   worker.on('error', (err) => {
@@ -89,6 +95,7 @@ export function startCheckpointer(db: Database.Database, path: string, opts: { l
   });
   worker.unref();
   return {
+    ready,
     async stop() {
       if (stopping) return exited;
       stopping = true;
@@ -100,13 +107,4 @@ export function startCheckpointer(db: Database.Database, path: string, opts: { l
       fallback();
     },
   };
-}
-
-/** Bytes in the WAL file of `path` now (0 when there is none). */
-export function walBytes(path: string): number {
-  try {
-    return statSync(`${path}-wal`).size;
-  } catch {
-    return 0;
-  }
 }
