@@ -8,7 +8,12 @@ import { failureReason } from './source/errors.js';
 import type { FieldRejectionLog } from './source/field-log.js';
 import { ROWS_PER_STEP, type Steps } from './yielding.js';
 
-type StepsResult<S> = S extends Steps<infer T> ? T : never;
+/** What the evaluation of one poll returns. */
+export interface Evaluation {
+  events: unknown[];
+  durationMs: number;
+  dataErrors: Array<{ rule: string; reason: string }>;
+}
 
 /** What a poll run needs from the rest of the daemon; each stage is replaceable in tests. */
 export interface PollStages {
@@ -18,7 +23,7 @@ export interface PollStages {
   /** Fetches and validates one poll's rows from the data service. */
   fetch(poll: PollConfig, signal: AbortSignal, now: number): Promise<{ readings: Reading[]; rejected: PollOutcome['rejected'] }>;
   /** Judges the outcome against the rules, as steps that may pause; runs inside the poll's transaction and returns what changed. */
-  evaluate(outcome: PollOutcome, now: number): Steps<{ events: unknown[]; durationMs: number; dataErrors: Array<{ rule: string; reason: string }> }>;
+  evaluate(outcome: PollOutcome, now: number): Steps<Evaluation>;
   /** Writes notifications for the events; runs inside the same transaction. */
   enqueue(events: unknown[], now: number): void;
   /** When the poll's transaction failed (database locked, disk full): count it; nothing of the poll was kept. */
@@ -65,7 +70,7 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
     return outcome;
   }
   const now = s.clock.now();
-  let result: StepsResult<ReturnType<PollStages['evaluate']>>;
+  let result: Evaluation;
   try {
     // One transaction (SPEC §4), held open across turns of the event loop: /metrics, /healthz and deliveries are served
     // between its slices; whatever else touches the database waits for it at the store's gate.

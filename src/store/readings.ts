@@ -417,14 +417,8 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   return {
     forget,
     savePoll: (poll, readings, now) => inTx(() => save(poll, readings, now)),
-    *savePollSteps(poll, readings, now) {
-      try {
-        return yield* saveSteps(poll, readings, now);
-      } catch (err) {
-        forget();
-        throw err;
-      }
-    },
+    // Its caller's transaction forgets the caches when it rolls back (Store.transaction and transactionYielding do).
+    savePollSteps: saveSteps,
     latest: (kind, entity) => {
       const row = getLatest.get(kind, entity);
       return row ? toReading(row) : undefined;
