@@ -59,13 +59,13 @@ function assertAllOk(all: readonly PollLine[], poll: string, count: number): num
 
 /**
  * Splits the event loop's blocks by where they happened: while a poll's yielding store transaction was open (its slices
- * and what ran between them), or outside one. Every transaction is timed (a yielding one from BEGIN to COMMIT, a
- * synchronous one as the block it is), and a 5 ms interval timer notes each gap between its runs (a block). The bare
+ * and what ran between them), or outside one. Each poll's transaction is timed from BEGIN to COMMIT, and a 5 ms interval
+ * timer notes each gap between its runs of over 15 ms (a block; a gap is the block plus up to one interval). The bare
  * baseline runs in this process too, turn about with the polls: a block that overlaps one of its runs is the baseline's,
  * not the daemon's, and is left out. (`monitorEventLoopDelay` cannot tell them apart, and after a `disable()` its first
  * sample counts the whole pause as a delay.)
  */
-function blockProbe(store: Pick<Store, 'transaction' | 'transactionYielding'>) {
+function blockProbe(store: Pick<Store, 'transactionYielding'>) {
   const open: Array<[number, number]> = [];
   const gaps: Array<[number, number]> = [];
   /** The bare baseline's runs (its JSON.parse and insert hold the loop too). */
