@@ -22,6 +22,7 @@ import { fingerprint, isActive, newAlert, step, type AlertIdentity, type Lifecyc
 import { createAlertRepo, type AlertRepo } from './repo.js';
 import { builtinDescription, SOURCE_DOWN, WATCHDOG, WATCHDOG_ENTITY } from './builtin.js';
 import { HistoryMemo } from './history-memo.js';
+import { TrackedRows } from './tracked-rows.js';
 import { HEAVY_ROWS_PER_STEP, ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
 
 /** The `alerting:` section the engine uses. */
@@ -137,11 +138,14 @@ export class AlertEngine {
   private sources: EngineSources;
   /** Look-back answers kept across polls, when history is the store's (see history-memo.ts). */
   private memo: HistoryMemo | undefined;
+  /** The alert rows the engine judges, kept across polls (see tracked-rows.ts). */
+  private readonly rows: TrackedRows;
   private reconcilePending = true;
 
   constructor(opts: EngineOptions) {
     this.opts = opts;
     this.repo = createAlertRepo(opts.store.db);
+    this.rows = new TrackedRows(this.repo, opts.store.db);
     this.sources = this.buildSources(opts);
     this.compile();
   }
@@ -151,6 +155,7 @@ export class AlertEngine {
     this.opts = { ...this.opts, ...opts };
     this.sources = this.buildSources(this.opts);
     this.compile();
+    this.rows.clear();
     this.reconcilePending = true;
   }
 
@@ -172,6 +177,7 @@ export class AlertEngine {
     let spent = 0;
     let t = performance.now();
     const out: EngineResult = { events: [], dataErrors: [], evaluated: 0, durationMs: 0 };
+    this.rows.begin();
     this.reconcile(now, out);
     this.sourceDown(outcome, now, out);
     if (outcome.ok) {
@@ -189,6 +195,7 @@ export class AlertEngine {
   tick(now: number): EngineResult {
     const started = performance.now();
     const out: EngineResult = { events: [], dataErrors: [], evaluated: 0, durationMs: 0 };
+    this.rows.begin();
     this.reconcile(now, out);
     for (const t of this.repo.trackedLive()) {
       const settings = this.settingsOf(t.alert.rule);
@@ -210,6 +217,7 @@ export class AlertEngine {
    */
   adopt(found: readonly AdoptableAlert[], now: number): Alert[] {
     const taken: Alert[] = [];
+    this.rows.begin();
     for (const f of found) {
       const compiled = this.byName.get(f.rule);
       if (!compiled) continue;
@@ -225,7 +233,7 @@ export class AlertEngine {
         pending_since: Math.min(now, f.startsAt) - compiled.settings.for,
         absent_polls: 1,
       };
-      this.repo.saveTracked({ alert, cleared_at: null });
+      this.rows.save({ alert, cleared_at: null }, prev, now);
       this.opts.log.info('alert_adopted', { rule: f.rule, entity: f.entity, since: new Date(f.startsAt).toISOString() });
       taken.push(alert);
     }
@@ -314,7 +322,7 @@ export class AlertEngine {
       (prev === undefined
         ? n.alert.state !== 'inactive'
         : isActive(prev.alert) || isActive(n.alert) || prev.alert.flapping || n.alert.flapping || prev.cleared_at !== n.cleared_at);
-    if (dirty) this.repo.saveTracked(n);
+    if (dirty) this.rows.save(n, prev, now);
     if (r.events.length > 0) {
       this.repo.recordEvents(r.events);
       out.events.push(...r.events);
@@ -335,7 +343,7 @@ export class AlertEngine {
       for (const t of this.repo.trackedForRules([...this.byName.keys()])) {
         if (owns(t.alert)) continue;
         this.opts.log.info('alert_moved', { rule: t.alert.rule, entity: t.alert.entity, state: t.alert.state, hint: 'another replica owns this entity now' });
-        this.repo.remove(t.alert.fingerprint);
+        this.rows.remove(t, now);
       }
     }
   }
@@ -376,8 +384,8 @@ export class AlertEngine {
     if (rules.length === 0) return;
 
     // Per rule, per entity: no joined key string per verdict (70,000 of them a poll at SPEC §8 scale).
-    const tracked = new Map<string, Map<string, TrackedAlert>>(rules.map((c) => [c.rule.name, new Map()]));
-    for (const t of this.repo.trackedForRules(rules.map((c) => c.rule.name))) tracked.get(t.alert.rule)?.set(t.alert.entity, t);
+    // The maps are the kept copy's, brought up to date by every save (apply): read them, never set them here.
+    const tracked = this.rows.forRules(rules.map((c) => c.rule.name));
     const history = this.memo ? syncedOnFirstUse(this.memo) : cachedHistory(this.sources.history);
     const rejected = new Set(outcome.rejected.map((r) => r.entity).filter((e): e is string => e !== undefined));
     let lastSeen: Set<string> | undefined;
@@ -406,8 +414,7 @@ export class AlertEngine {
           lastSeen ??= new Set(this.sources.lastSeenBy(outcome.poll).map((e) => pairKey(e.kind, e.entity)));
           if (!c.reads.some((k) => lastSeen!.has(pairKey(k, t.alert.entity)))) continue;
         }
-        const r = this.apply(t, { type: 'absent' }, now, c.settings, identityOf(t.alert), out);
-        mine.set(t.alert.entity, r.next);
+        this.apply(t, { type: 'absent' }, now, c.settings, identityOf(t.alert), out);
       }
     }
   }
@@ -428,8 +435,7 @@ export class AlertEngine {
       }
       const describe = () => describeAlert(rule, reading, verdict);
       const signal: Signal = { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe };
-      const r = this.apply(prev, signal, s.now, c.settings, { ...s.id, entity: reading.entity }, s.out);
-      s.mine.set(reading.entity, r.next);
+      this.apply(prev, signal, s.now, c.settings, { ...s.id, entity: reading.entity }, s.out);
       s.judged.add(reading.entity);
     }
   }
@@ -459,8 +465,8 @@ const pairKey = (a: string, b: string): string => `${a}\u0000${b}`;
 interface JudgeScope {
   now: number;
   history: HistoryView;
-  /** The rule's tracked alerts by entity (updated as readings are judged). */
-  mine: Map<string, TrackedAlert>;
+  /** The rule's tracked alerts by entity (the kept copy's map: updated as readings are judged and saved). */
+  mine: ReadonlyMap<string, TrackedAlert>;
   /** Entities with an alert of this rule judged in this poll. */
   judged: Set<string>;
   id: AlertIdentity;

@@ -43,11 +43,28 @@ export interface AlertRepo {
   trackedLive(): TrackedAlert[];
   /** For the engine: pending/firing/flapping alerts whose rule is not in `rules`. */
   trackedOrphans(rules: readonly string[]): TrackedAlert[];
-  /** For the engine: saves an alert with its bookkeeping. */
-  saveTracked(t: TrackedAlert): void;
+  /**
+   * For the engine: saves an alert with its bookkeeping. `prev`, when given, must be the row as stored now (what
+   * {@link getTracked} or {@link trackedForRules} returned, or what was last saved): nothing is written when nothing
+   * changed, and only the columns a judged reading moves when the alert kept its state, labels and times.
+   */
+  saveTracked(t: TrackedAlert, prev?: TrackedAlert): void;
   /** Forgets an alert without a transition (its entity moved to another replica). */
   remove(fingerprint: string): void;
+  /**
+   * A counter stored with the alerts (in `meta`), for a copy of their rows kept in memory across transactions
+   * (src/alerts/tracked-rows.ts): bumped by the copy's owner in the transaction that writes, so a rollback takes the
+   * bump back with the rows.
+   */
+  revision(): number;
+  /** Adds one to {@link revision} and returns it. */
+  bumpRevision(now: number): number;
+  /** How many writes to `alerts` this connection made through any repository of it, since the process started. */
+  writes(): number;
 }
+
+/** Writes to `alerts` per connection, through every repository of it (see {@link AlertRepo.writes}). */
+const writesOn = new WeakMap<Database.Database, { n: number }>();
 
 /** An `alerts` row: the {@link Alert} with its booleans as 0/1 and its maps and lists as JSON, plus bookkeeping. */
 type AlertRow = Omit<Alert, 'flapping' | 'labels' | 'annotations' | 'changes'> & {
@@ -101,6 +118,61 @@ function toTracked(r: AlertRow): TrackedAlert {
 
 const num = (v: number | null): number | null => (v !== null && Number.isFinite(v) ? v : null);
 
+function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  if (a === b) return true;
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k]) return false;
+    n++;
+  }
+  for (const _ in b) n--;
+  return n === 0;
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a === b || (a.length === b.length && a.every((v, i) => v === b[i]));
+}
+
+/**
+ * Whether only the columns a judged reading moves differ (value, threshold, previous value, peak, data time, block,
+ * evaluation time, absent polls, annotations, cleared_at): the row is then updated in place, its indexes untouched.
+ * `last_notified_at` is not compared: the dispatcher moves it, and neither write may take it back.
+ */
+function sameStanding(a: Alert, b: Alert): boolean {
+  return (
+    a.fingerprint === b.fingerprint &&
+    a.rule === b.rule &&
+    a.kind === b.kind &&
+    a.entity === b.entity &&
+    a.state === b.state &&
+    a.flapping === b.flapping &&
+    a.severity === b.severity &&
+    a.pending_since === b.pending_since &&
+    a.firing_since === b.firing_since &&
+    a.resolved_at === b.resolved_at &&
+    sameList(a.changes, b.changes) &&
+    sameRecord(a.labels, b.labels)
+  );
+}
+
+/** Whether the moving columns are equal too (as stored: a non-finite number is stored as NULL). */
+function sameReading(a: TrackedAlert, b: TrackedAlert): boolean {
+  const x = a.alert;
+  const y = b.alert;
+  return (
+    a.cleared_at === b.cleared_at &&
+    num(x.value) === num(y.value) &&
+    num(x.threshold) === num(y.threshold) &&
+    num(x.previous_value) === num(y.previous_value) &&
+    num(x.peak) === num(y.peak) &&
+    x.data_at === y.data_at &&
+    x.block === y.block &&
+    x.last_eval_at === y.last_eval_at &&
+    x.absent_polls === y.absent_polls &&
+    sameRecord(x.annotations, y.annotations)
+  );
+}
+
 function toParams(t: TrackedAlert): Record<string, unknown> {
   const a = t.alert;
   return {
@@ -132,6 +204,9 @@ function toParams(t: TrackedAlert): Record<string, unknown> {
 
 /** Builds the alert repository over a database migrated to at least version 2. */
 export function createAlertRepo(db: Database.Database): AlertRepo {
+  let counter = writesOn.get(db);
+  if (!counter) writesOn.set(db, (counter = { n: 0 }));
+  const writes = counter;
   const upsert = db.prepare(
     `INSERT INTO alerts (${COLS}) VALUES (@fingerprint, @rule, @kind, @entity, @state, @flapping, @severity, @labels,
        @annotations, @value, @threshold, @previous_value, @peak, @data_at, @block, @pending_since, @firing_since,
@@ -144,6 +219,11 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
        last_eval_at = excluded.last_eval_at,
        last_notified_at = coalesce(max(excluded.last_notified_at, alerts.last_notified_at), excluded.last_notified_at, alerts.last_notified_at),
        absent_polls = excluded.absent_polls, changes = excluded.changes, cleared_at = excluded.cleared_at`,
+  );
+  // What a judged reading of an alert that kept its standing changes: no index covers these columns.
+  const moved = db.prepare<[number | null, number | null, number | null, number | null, number | null, number | null, number, number, string | null, number | null, string]>(
+    `UPDATE alerts SET value = ?, threshold = ?, previous_value = ?, peak = ?, data_at = ?, block = ?, last_eval_at = ?,
+       absent_polls = ?, annotations = coalesce(?, annotations), cleared_at = ? WHERE fingerprint = ?`,
   );
   const getOne = db.prepare<[string], AlertRow>(`SELECT ${COLS} FROM alerts WHERE fingerprint = ?`);
   const listAll = db.prepare<{ states: string | null; rule: string | null }, AlertRow>(
@@ -174,6 +254,11 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     `UPDATE alerts SET last_notified_at = max(coalesce(last_notified_at, 0), ?) WHERE fingerprint = ?`,
   );
   const prune = db.prepare(`DELETE FROM alert_events WHERE at < ?`);
+  const getRevision = db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'alerts_revision'`);
+  const bump = db.prepare<[number], { value: string }>(
+    `INSERT INTO meta (key, value, updated_at) VALUES ('alerts_revision', '1', ?)
+     ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1, updated_at = excluded.updated_at RETURNING value`,
+  );
   const removeOne = db.prepare(`DELETE FROM alerts WHERE fingerprint = ?`);
 
   const toEvent = (r: EventRow): StoredAlertEvent => ({ id: r.id, type: r.type, at: r.at, alert: JSON.parse(r.alert) as Alert });
@@ -193,6 +278,7 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     save: (alert) => {
       const prev = getOne.get(alert.fingerprint);
       upsert.run(toParams({ alert, cleared_at: prev?.cleared_at ?? null }));
+      writes.n++;
     },
     recordEvents: (events) =>
       events.map((e) => Number(insertEvent.run(e.alert.fingerprint, e.alert.rule, e.alert.entity, e.type, e.at, JSON.stringify(e.alert)).lastInsertRowid)),
@@ -203,6 +289,7 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     },
     markNotified: (fp, at) => {
       notified.run(at, fp);
+      writes.n++;
     },
     pruneEvents: (olderThan) => prune.run(olderThan).changes,
     getTracked: (fp) => {
@@ -212,11 +299,22 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     trackedForRules: (rules) => (rules.length === 0 ? [] : forRules.all(JSON.stringify(rules)).map(toTracked)),
     trackedLive: () => live.all().map(toTracked),
     trackedOrphans: (rules) => orphans.all(JSON.stringify(rules)).map(toTracked),
-    saveTracked: (t) => {
-      upsert.run(toParams(t));
+    saveTracked: (t, prev) => {
+      if (prev === undefined || !sameStanding(prev.alert, t.alert)) {
+        upsert.run(toParams(t));
+      } else if (!sameReading(prev, t)) {
+        const a = t.alert;
+        const annotations = sameRecord(prev.alert.annotations, a.annotations) ? null : JSON.stringify(a.annotations);
+        moved.run(num(a.value), num(a.threshold), num(a.previous_value), num(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, annotations, t.cleared_at, a.fingerprint);
+      } else return;
+      writes.n++;
     },
     remove: (fp) => {
       removeOne.run(fp);
+      writes.n++;
     },
+    revision: () => Number(getRevision.get()?.value ?? 0),
+    bumpRevision: (now) => Number(bump.get(now)!.value),
+    writes: () => writes.n,
   };
 }

@@ -1,0 +1,89 @@
+/**
+ * The engine's copy of the `alerts` rows it judges, kept across polls. In an incident every poll judges thousands of
+ * active alerts; reading each one's row back (three JSON texts to parse) on every poll was a third of the
+ * evaluation's time (issue 14, B4).
+ *
+ * The copy is written through: every row the engine saves goes to the table and to the copy in the same call, so the
+ * copy is the table as long as nobody else wrote. It is dropped, and read again when next needed, when:
+ * - the transaction that held the engine's last writes rolled back: the engine bumps a counter stored with the alerts
+ *   (`meta.alerts_revision`) in the first write of each call, so a rollback takes the bump back and the counter no
+ *   longer matches the copy's;
+ * - any other code of this process wrote to `alerts` (the dispatcher's notification times, a test, a tool): the
+ *   repository counts writes per connection;
+ * - another connection committed (`PRAGMA data_version` moved: another process on the same file).
+ * Call {@link TrackedRows.begin} at the start of each engine call, inside its transaction.
+ */
+import type Database from 'better-sqlite3';
+import type { TrackedAlert } from './lifecycle.js';
+import type { AlertRepo } from './repo.js';
+
+/** Where the copy's rows come from and go to. */
+export type TrackedRowsRepo = Pick<AlertRepo, 'trackedForRules' | 'saveTracked' | 'remove' | 'revision' | 'bumpRevision' | 'writes'>;
+
+/** See the module comment. */
+export class TrackedRows {
+  /** By rule, then entity: the rules read so far. */
+  private byRule = new Map<string, Map<string, TrackedAlert>>();
+  /** `meta.alerts_revision` as the copy knows it. */
+  private revision = -1;
+  /** The repository's write count after the copy's own last write. */
+  private writes = -1;
+  private dataVersion = -1;
+  /** Whether this call already bumped the revision. */
+  private bumped = false;
+
+  constructor(
+    private readonly repo: TrackedRowsRepo,
+    private readonly db: Database.Database,
+  ) {}
+
+  /** Starts an engine call: keeps the copy only if nobody wrote since the engine's last write and that write stayed. */
+  begin(): void {
+    this.bumped = false;
+    const dataVersion = this.db.pragma('data_version', { simple: true }) as number;
+    if (this.repo.revision() !== this.revision || this.repo.writes() !== this.writes || dataVersion !== this.dataVersion) {
+      this.byRule.clear();
+      this.revision = this.repo.revision();
+      this.writes = this.repo.writes();
+      this.dataVersion = dataVersion;
+    }
+  }
+
+  /** Drops the copy (the rules changed). */
+  clear(): void {
+    this.byRule.clear();
+  }
+
+  /** The rows of each rule, by entity (the copy's own maps: read them, change them only through {@link save}). */
+  forRules(rules: readonly string[]): Map<string, ReadonlyMap<string, TrackedAlert>> {
+    const missing = rules.filter((r) => !this.byRule.has(r));
+    if (missing.length > 0) {
+      for (const r of missing) this.byRule.set(r, new Map());
+      for (const t of this.repo.trackedForRules(missing)) this.byRule.get(t.alert.rule)!.set(t.alert.entity, t);
+    }
+    return new Map(rules.map((r) => [r, this.byRule.get(r)!]));
+  }
+
+  /** Saves a row (`prev` as the copy or the table has it) to the table and the copy. */
+  save(next: TrackedAlert, prev: TrackedAlert | undefined, now: number): void {
+    this.write(now, () => this.repo.saveTracked(next, prev));
+    this.byRule.get(next.alert.rule)?.set(next.alert.entity, next);
+  }
+
+  /** Deletes a row from the table and the copy. */
+  remove(t: TrackedAlert, now: number): void {
+    this.write(now, () => this.repo.remove(t.alert.fingerprint));
+    this.byRule.get(t.alert.rule)?.delete(t.alert.entity);
+  }
+
+  private write(now: number, fn: () => void): void {
+    // Someone wrote since the copy's last own write (nothing should, inside one engine call): trust nothing.
+    if (this.repo.writes() !== this.writes) this.byRule.clear();
+    if (!this.bumped) {
+      this.revision = this.repo.bumpRevision(now);
+      this.bumped = true;
+    }
+    fn();
+    this.writes = this.repo.writes();
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The engine keeps the alert rows it judges in memory across polls (src/alerts/tracked-rows.ts) and writes a row in
+ * place when only what a reading moves changed (src/alerts/repo.ts). These tests show the kept rows never disagree
+ * with the table: after a rolled-back poll, a write by other code of the process, a commit by another connection, and
+ * that the in-place write leaves nothing behind (labels, the notification time). A real SQLite file.
+ */
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createAlertRepo } from '../src/alerts/repo.js';
+import { fingerprint } from '../src/alerts/lifecycle.js';
+import { HOUR, MIN, T0, drive, engineFor, market, outcome, rule, tempDirs, tempStore } from './alerts-helpers.js';
+
+const dirs = tempDirs();
+afterEach(() => dirs.cleanup());
+
+const high = rule({ name: 'util', kind: 'utilization_above', severity: 'critical', threshold: 0.9, for: '2m', annotations: { summary: 'util {{utilization}}' } });
+const FP = fingerprint('util', 'm1');
+const poll = (at: number, utilization: number, labels: Record<string, string> = {}) => {
+  const r = market('m1', at, { utilization });
+  return outcome('markets', 'metrics', [{ ...r, labels: { ...r.labels, ...labels } }], at);
+};
+
+describe('the alert rows the engine keeps across polls', () => {
+  it('a rolled-back poll leaves nothing in them: the next poll judges the alert as the table has it', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [high]);
+    expect(drive(store, engine, poll(T0, 0.95)).events.map((e) => e.type)).toEqual(['pending']);
+    // The poll that would fire it fails after the engine judged it (a later step of the transaction threw).
+    expect(() =>
+      store.transaction(() => {
+        expect(engine.applyPoll(poll(T0 + 3 * MIN, 0.96), T0 + 3 * MIN).events.map((e) => e.type)).toEqual(['firing']);
+        throw new Error('the outbox write failed');
+      }),
+    ).toThrow('the outbox write failed');
+    expect(engine.repo.get(FP)?.state).toBe('pending');
+    // Had the kept copy stayed firing, this poll would announce nothing.
+    const again = drive(store, engine, poll(T0 + 4 * MIN, 0.97));
+    expect(again.events.map((e) => [e.type, e.alert.value])).toEqual([['firing', 0.97]]);
+    expect(engine.repo.get(FP)).toMatchObject({ state: 'firing', value: 0.97, firing_since: T0 + 4 * MIN });
+    store.close();
+  });
+
+  it("another part of the process writing an alert (the dispatcher's notification time) is seen by the next poll", () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [high]);
+    drive(store, engine, poll(T0, 0.95));
+    drive(store, engine, poll(T0 + 3 * MIN, 0.95)); // firing
+    const dispatcherRepo = createAlertRepo(store.db);
+    store.transaction(() => dispatcherRepo.markNotified(FP, T0 + 3 * MIN + 10_000));
+    const resolved = drive(store, engine, poll(T0 + 4 * MIN, 0.5));
+    expect(resolved.events.map((e) => [e.type, e.alert.last_notified_at])).toEqual([['resolved', T0 + 3 * MIN + 10_000]]);
+    store.close();
+  });
+
+  it('a commit by another connection to the same file is seen by the next poll', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [high]);
+    drive(store, engine, poll(T0, 0.95)); // pending
+    const other = new Database(store.path);
+    try {
+      // Someone cleared the alert table by hand (another process): the alert starts over.
+      other.prepare('DELETE FROM alerts').run();
+    } finally {
+      other.close();
+    }
+    const next = drive(store, engine, poll(T0 + 3 * MIN, 0.95));
+    expect(next.events.map((e) => e.type)).toEqual(['pending']);
+    expect(engine.repo.get(FP)).toMatchObject({ state: 'pending', pending_since: T0 + 3 * MIN });
+    store.close();
+  });
+
+  it('written in place, an alert that kept its state still gets its new value, annotations and labels, and keeps its notification time', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [high]);
+    drive(store, engine, poll(T0, 0.95));
+    drive(store, engine, poll(T0 + 3 * MIN, 0.96)); // firing
+    store.transaction(() => engine.repo.markNotified(FP, T0 + 3 * MIN + 1));
+    drive(store, engine, poll(T0 + 4 * MIN, 0.97));
+    expect(engine.repo.getTracked(FP)).toMatchObject({
+      cleared_at: null,
+      alert: { state: 'firing', value: 0.97, previous_value: 0.96, peak: 0.97, data_at: T0 + 4 * MIN, last_eval_at: T0 + 4 * MIN, annotations: { summary: 'util 0.97' }, last_notified_at: T0 + 3 * MIN + 1 },
+    });
+    // The entity's labels change (the service renamed the loan asset): the stored labels follow.
+    drive(store, engine, poll(T0 + 5 * MIN, 0.97, { loan_asset_symbol: 'USDC.e' }));
+    expect(engine.repo.get(FP)?.labels.loan_asset_symbol).toBe('USDC.e');
+    // Below the threshold: cleared (keep_firing_for 0 resolves it at once).
+    drive(store, engine, poll(T0 + 6 * MIN, 0.5));
+    expect(engine.repo.getTracked(FP)).toMatchObject({ cleared_at: null, alert: { state: 'resolved', resolved_at: T0 + 6 * MIN, value: 0.5 } });
+    store.close();
+  });
+
+  it('a fresh engine over the same file (a restart) reads what the first one wrote in place', () => {
+    const store = tempStore(dirs);
+    const first = engineFor(store, [high]);
+    drive(store, first, poll(T0, 0.95));
+    [0.96, 0.99, 0.97].forEach((u, i) => drive(store, first, poll(T0 + (i + 3) * MIN, u)));
+    const restarted = engineFor(store, [high]);
+    const r = drive(store, restarted, poll(T0 + HOUR, 0.5));
+    expect(r.events.map((e) => [e.type, e.alert.previous_value, e.alert.peak, e.alert.firing_since])).toEqual([['resolved', 0.97, 0.99, T0 + 3 * MIN]]);
+    store.close();
+  });
+
+  it("keep_firing_for's clearing time, written in place, holds across a restart", () => {
+    const store = tempStore(dirs);
+    const kept = rule({ name: 'util', kind: 'utilization_above', severity: 'critical', threshold: 0.9, keep_firing_for: '10m' });
+    const first = engineFor(store, [kept]);
+    drive(store, first, poll(T0, 0.95)); // firing at once (for: 0)
+    drive(store, first, poll(T0 + MIN, 0.5)); // cleared, still firing for 10 minutes
+    expect(first.repo.getTracked(FP)).toMatchObject({ cleared_at: T0 + MIN, alert: { state: 'firing' } });
+    const restarted = engineFor(store, [kept]);
+    const writes = restarted.repo.writes();
+    expect(store.transaction(() => restarted.tick(T0 + 10 * MIN)).events).toEqual([]);
+    expect(restarted.repo.writes()).toBe(writes); // a tick with nothing due rewrites no row
+    expect(store.transaction(() => restarted.tick(T0 + 11 * MIN)).events.map((e) => [e.type, e.at])).toEqual([['resolved', T0 + 11 * MIN]]);
+    store.close();
+  });
+});
