@@ -2,12 +2,14 @@
  * WAL checkpoints in a worker thread (src/store/checkpointer.ts): while it runs, the daemon's connection never
  * checkpoints inside a commit (SQLite's `wal_autocheckpoint` is off on it), and the worker's own connection copies the
  * log back into the database once it has grown past SQLite's usual 1,000 pages; stopped, the connection checkpoints as
- * SQLite does by default again. SQLite itself reports what was checkpointed.
+ * SQLite does by default again. SQLite itself reports what was checkpointed. The worker starts only once one commit
+ * has made the log long (a small watch keeps SQLite's own checkpoints and saves the thread's memory).
  */
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { createLogger } from '../src/log.js';
-import { startCheckpointer, type Checkpointer } from '../src/store/checkpointer.js';
+import { START_AT_PAGES, startCheckpointer, type Checkpointer } from '../src/store/checkpointer.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { until } from './source-helpers.js';
 import { tempDirs } from './store-helpers.js';
@@ -38,8 +40,9 @@ it('keeps checkpoints out of the commits and runs them in its own thread once th
   store.db.exec('CREATE TABLE filler (v TEXT NOT NULL)');
   const lines: Array<Record<string, unknown>> = [];
   const log = createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
-  const cp = startCheckpointer(store.db, store.path, { log, intervalMs: 20 });
+  const cp = startCheckpointer(store.db, store.path, { log, intervalMs: 20, startAtPages: 0 });
   running.push(cp);
+  expect(cp.started).toBe(true);
   expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
 
   await cp.ready;
@@ -60,4 +63,36 @@ it('keeps checkpoints out of the commits and runs them in its own thread once th
   await cp.stop();
   // Without the worker the connection checkpoints in its commits again, as SQLite does by default.
   expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+});
+
+it('starts no worker while commits are small (SQLite checkpoints them), and one once a commit makes the log long', async () => {
+  const store = openStore(join(dirs.make(), 'lookout.db'));
+  stores.push(store);
+  store.db.exec('CREATE TABLE filler (v TEXT NOT NULL)');
+  const lines: Array<Record<string, unknown>> = [];
+  const log = createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const cp = startCheckpointer(store.db, store.path, { log, intervalMs: 20 });
+  running.push(cp);
+  const page = store.db.pragma('page_size', { simple: true }) as number;
+  const walPages = () => statSync(`${store.path}-wal`).size / page;
+  // 3,000 pages in commits of 100, with pauses for the checkpointer to look: SQLite checkpoints at 1,000 pages, so
+  // the log never gets near 4,000 and the checkpoints stay in the commits.
+  for (let i = 0; i < 30; i++) {
+    grow(store, 100);
+    if (i % 5 === 4) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(walPages()).toBeLessThan(START_AT_PAGES);
+  expect(cp.started).toBe(false);
+  expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+
+  // One commit of 5,000 pages (a 10,000-market poll writes about that): the worker takes over.
+  const insert = store.db.prepare('INSERT INTO filler (v) VALUES (?)');
+  store.transaction(() => {
+    for (let i = 0; i < 5_000; i++) insert.run('x'.repeat(page - 64));
+  });
+  await until(() => cp.started, 10_000);
+  await cp.ready;
+  expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+  expect(lines.map((l) => l.msg)).toContain('checkpointer_started');
+  await until(() => lines.some((l) => l.msg === 'wal_checkpoint'), 10_000);
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { benchConfigYaml } from './config.js';
 import { MARKETS, POSITIONS, type Bench, type BenchContext } from './context.js';
 import { startDaemonChild } from './daemon-proc.js';
-import type { PollLine } from './poll-log.js';
+import { assertPollsOk, type PollLine } from './poll-log.js';
 import { startChildSimulator, type ChildSimulator } from './sim.js';
 import { summarize } from './stats.js';
 
@@ -32,11 +32,7 @@ export const FULL_PLAN: CyclesPlan = { cycles: 500, from: 100, window: 10, posit
 /** The quick run: enough cycles of a small world to see the path work. */
 export const QUICK_PLAN: CyclesPlan = { cycles: 8, from: 3, window: 3, positionsEvery: 4, benchmarksEvery: 8, markets: 200, positions: 1_000 };
 
-/** Throws on a poll the runner logged as failed: a failed poll is cheap and would flatter the RSS. */
-function assertOk(lines: readonly PollLine[]): void {
-  const bad = lines.find((l) => l.outcome !== 'ok');
-  if (bad) throw new Error(`a poll of the cycles failed: ${JSON.stringify(bad)}`);
-}
+const assertOk = (lines: readonly PollLine[]) => assertPollsOk(lines, 'the cycles');
 
 async function cycles(ctx: BenchContext): Promise<void> {
   const plan = ctx.quick ? QUICK_PLAN : FULL_PLAN;

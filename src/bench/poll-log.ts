@@ -22,3 +22,9 @@ export function pollLog(lines: PollLine[]): Logger {
     },
   });
 }
+
+/** Throws on a poll the runner logged as failed: a failed poll is cheap and would flatter a time or an RSS. */
+export function assertPollsOk(lines: readonly PollLine[], what: string): void {
+  const bad = lines.find((l) => l.outcome !== 'ok');
+  if (bad) throw new Error(`${what}: a poll failed: ${JSON.stringify(bad)}`);
+}

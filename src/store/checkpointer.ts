@@ -7,7 +7,14 @@
  * connection of its own runs `PRAGMA wal_checkpoint(PASSIVE)` whenever the log has grown past the same size. A passive
  * checkpoint takes no lock a writer needs, so the poll's transaction and the checkpoint run side by side. If the worker
  * cannot start or dies, the connection goes back to SQLite's own checkpoints: the log never grows without bound.
+ *
+ * A worker thread costs ~16 MB of memory (its own V8 heap), a fifth of what a daemon watching 200 markets needs in all
+ * (B6s); there a checkpoint copies a few MB and takes milliseconds. So the worker starts only once the log has grown
+ * past {@link START_AT_PAGES}: SQLite's own checkpoints keep a log near 1,000 pages, so a longer one means a single
+ * commit wrote thousands of pages, and checkpointing inside such commits is what holds the event loop. Until then (and
+ * for good, on a small watch) SQLite checkpoints inside the commits as it does by default.
  */
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
@@ -15,6 +22,8 @@ import type { Logger } from '../log.js';
 
 /** SQLite's default: a checkpoint once the log holds this many pages. */
 const AUTOCHECKPOINT_PAGES = 1000;
+/** A log this long (16 MB at 4 KB pages) starts the worker. */
+export const START_AT_PAGES = 4 * AUTOCHECKPOINT_PAGES;
 
 /** What runs in the worker (plain JS, evaluated: the same code runs from `src/` under the tests and from `dist/`). */
 const WORKER = `
@@ -46,15 +55,61 @@ parentPort.on('message', (m) => {
 
 /** A running checkpointer. */
 export interface Checkpointer {
-  /** Resolves once the worker has its connection and looks at the log (at once when it could not start). */
+  /** Whether the worker was started (the log grew past the start size). */
+  readonly started: boolean;
+  /**
+   * Resolves once the worker has its connection and looks at the log (at once when it could not start). Waits for the
+   * worker's start: with a start size of more than 0 pages, until the log has grown that far.
+   */
   readonly ready: Promise<void>;
   /** Stops the worker and closes its connection; resolves once it has exited. */
   stop(): Promise<void>;
 }
 
-/** Starts checkpointing `path` from a worker thread, and turns off `db`'s own checkpoints while it runs. */
-export function startCheckpointer(db: Database.Database, path: string, opts: { log: Logger; intervalMs?: number }): Checkpointer {
+/**
+ * Checkpoints `path` from a worker thread once its log has grown past `startAtPages` (default {@link START_AT_PAGES};
+ * 0: at once), and turns off `db`'s own checkpoints while the worker runs. Looks at the log's size every `intervalMs`.
+ */
+export function startCheckpointer(db: Database.Database, path: string, opts: { log: Logger; intervalMs?: number; startAtPages?: number }): Checkpointer {
   const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const intervalMs = opts.intervalMs ?? 1_000;
+  const startAt = (opts.startAtPages ?? START_AT_PAGES) * pageSize;
+  let running: Checkpointer | undefined;
+  let ready!: () => void;
+  const readyOnce = new Promise<void>((resolve) => (ready = resolve));
+  let stopped = false;
+  const walSize = () => {
+    try {
+      return statSync(`${path}-wal`).size;
+    } catch {
+      return 0;
+    }
+  };
+  const look = () => {
+    if (stopped || running || walSize() < startAt) return;
+    clearInterval(watch);
+    running = runWorker(db, path, { log: opts.log, intervalMs, pageSize });
+    void running.ready.then(ready);
+  };
+  const watch = setInterval(look, intervalMs);
+  watch.unref();
+  look();
+  return {
+    get started() {
+      return running !== undefined;
+    },
+    ready: readyOnce,
+    async stop() {
+      stopped = true;
+      clearInterval(watch);
+      ready();
+      await running?.stop();
+    },
+  };
+}
+
+/** Starts the worker: see the module comment. */
+function runWorker(db: Database.Database, path: string, opts: { log: Logger; intervalMs: number; pageSize: number }): Checkpointer {
   const fallback = () => {
     if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
   };
@@ -65,13 +120,13 @@ export function startCheckpointer(db: Database.Database, path: string, opts: { l
       workerData: {
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
         path,
-        intervalMs: opts.intervalMs ?? 1_000,
-        thresholdBytes: AUTOCHECKPOINT_PAGES * pageSize,
+        intervalMs: opts.intervalMs,
+        thresholdBytes: AUTOCHECKPOINT_PAGES * opts.pageSize,
       },
     });
   } catch (err) {
     opts.log.warn('checkpointer_failed', { err, hint: 'SQLite checkpoints inside commits instead' });
-    return { ready: Promise.resolve(), stop: async () => undefined };
+    return { started: false, ready: Promise.resolve(), stop: async () => undefined };
   }
   db.pragma('wal_autocheckpoint = 0');
   // A log that once held a 50,000-position poll is cut back to this size when it starts over, not kept at its largest.
@@ -94,7 +149,9 @@ export function startCheckpointer(db: Database.Database, path: string, opts: { l
     if (!stopping) fallback();
   });
   worker.unref();
+  opts.log.info('checkpointer_started', { hint: 'the WAL outgrew SQLite checkpoints inside commits; a worker thread runs them now' });
   return {
+    started: true,
     ready,
     async stop() {
       if (stopping) return exited;
