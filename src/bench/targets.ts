@@ -123,7 +123,7 @@ const TARGETS: readonly Target[] = [
     id: 'B6s',
     what: 'daemon RSS watching 200 markets',
     target: '≤ 80 MB',
-    judge: onFigure('rss_small_mb', 'e2e.small', (v) => `${fmt(v)} MB`, (v) => v <= 80, 'after the timed polls, 1,000 positions'),
+    judge: onFigure('rss_small_mb', 'e2e.small', (v) => `${fmt(v)} MB`, (v) => v <= 80, 'the daemon alone, median of a sample after each markets poll; 1,000 positions'),
   },
   {
     id: 'B7',
