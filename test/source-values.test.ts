@@ -129,6 +129,18 @@ describe('exact big integers', () => {
     expect(parseJsonExact('{"a":"x\\"12345678901234567890","b":[12345678901234567890]}')).toEqual({ a: 'x"12345678901234567890', b: ['12345678901234567890'] });
   });
 
+  it('parseJsonExact leaves a long run of digits inside a string as sent, even where a value could start', () => {
+    // `,`, `:` and `[` before the digits and `]`, `,` or `}` after them, all inside strings.
+    const text = '{"note":"ids [12345678901234567890, 1]","k":"a:98765432109876543210}","v":12345678901234567890}';
+    expect(parseJsonExact(text)).toEqual({ note: 'ids [12345678901234567890, 1]', k: 'a:98765432109876543210}', v: '12345678901234567890' });
+  });
+
+  it('parseJsonExact quotes long integers with whitespace around them, in arrays and at the top level', () => {
+    expect(parseJsonExact('{"a" :\n\t 12345678901234567890 \r\n, "b": [ -12345678901234567890 ,1]}')).toEqual({ a: '12345678901234567890', b: ['-12345678901234567890', 1] });
+    expect(parseJsonExact(' 12345678901234567890 ')).toBe('12345678901234567890');
+    expect(parseJsonExact('[12345678901234567890]')).toEqual(['12345678901234567890']);
+  });
+
   it('parseJsonExact throws on truncated JSON like JSON.parse', () => {
     expect(() => parseJsonExact('{"data":[{"id":12345678901234567')).toThrow(SyntaxError);
   });
