@@ -218,8 +218,8 @@ describe('rows', () => {
 describe('seen forms (what lookout probe reports)', () => {
   it('counts each field’s representations across rows and merged parts', () => {
     const into: SeenForms = {};
-    mergeSeen(into, { utilization: 'number', borrow_apy: 'string' });
-    mergeSeen(into, { utilization: 'number' });
+    mergeSeen(into, ['utilization', 'number', 'borrow_apy', 'string']);
+    mergeSeen(into, ['utilization', 'number']);
     mergeForms(into, { utilization: { string: 2, number: 3 } });
     expect(into).toEqual({ utilization: { number: 5, string: 2 }, borrow_apy: { string: 1 } });
   });

@@ -135,7 +135,7 @@ export function parseMetricsRow(
   marketId: string,
   r: Record<string, unknown>,
   opts: MarketParseOptions = {},
-): { fields: MarketFields; rejected: Rejection[]; seen: Record<string, string> } {
+): { fields: MarketFields; rejected: Rejection[]; seen: string[] } {
   const fr = new FieldReader(r, marketId);
   const market = fillFrom(readMarketInfo(r.market, fr), opts.known?.get(marketId));
   const loanDec = market.loan_asset_decimals;

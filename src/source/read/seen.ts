@@ -3,9 +3,9 @@
 /** Field → representation → how many values were read in it. */
 export type SeenForms = Record<string, Record<string, number>>;
 
-/** Adds one row's representations (field → how it was sent) to a poll's. */
-export function mergeSeen(into: SeenForms, row: Record<string, string>): void {
-  for (const [field, how] of Object.entries(row)) addForm(into, field, how, 1);
+/** Adds one row's representations (pairs: field, how it was sent, …; see FieldReader.seen) to a poll's. */
+export function mergeSeen(into: SeenForms, row: readonly string[]): void {
+  for (let i = 0; i + 1 < row.length; i += 2) addForm(into, row[i]!, row[i + 1]!, 1);
 }
 
 /** Adds the representations counted by another part of the poll (one network/code of `benchmarks`). */
