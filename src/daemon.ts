@@ -72,7 +72,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     opts.log ?? createLogger({ level: config.log.level, secrets: () => config.secrets, base: { service: 'lookout' } });
   const store = openStore(config.storage.path, { clock, log });
   // WAL checkpoints in a worker thread: inside a poll's commit they held the event loop for up to half a second.
-  const checkpointer = store.path === ':memory:' ? undefined : startCheckpointer(store.db, store.path, { log: log.child({ component: 'store' }) });
+  const checkpointer = store.path === ':memory:' ? undefined : startCheckpointer(store.db, store.path, { log: log.child({ component: 'store' }), gate: store.gate });
   const metrics = createMetrics({ clock, ...(opts.version ? { version: opts.version } : {}) });
   const alertRepo = createAlertRepo(store.db);
   const health = new StoreHealth({

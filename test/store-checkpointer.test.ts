@@ -96,3 +96,44 @@ it('starts no worker while commits are small (SQLite checkpoints them), and one 
   expect(lines.map((l) => l.msg)).toContain('checkpointer_started');
   await until(() => lines.some((l) => l.msg === 'wal_checkpoint'), 10_000);
 });
+
+it('starts the worker only when the store gate is free, never inside an open poll transaction', async () => {
+  const store = openStore(join(dirs.make(), 'lookout.db'));
+  stores.push(store);
+  store.db.exec('CREATE TABLE filler (v TEXT NOT NULL)');
+  const lines: Array<Record<string, unknown>> = [];
+  const log = createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const cp = startCheckpointer(store.db, store.path, { log, intervalMs: 20, gate: store.gate });
+  running.push(cp);
+  const page = store.db.pragma('page_size', { simple: true }) as number;
+  const insert = store.db.prepare('INSERT INTO filler (v) VALUES (?)');
+  // A commit that makes the log long, and at once (before the checkpointer's next look) a poll's transaction that
+  // stays open until released.
+  store.transaction(() => {
+    for (let i = 0; i < 5_000; i++) insert.run('x'.repeat(page - 64));
+  });
+  let release = false;
+  let turns = 0;
+  const txn = store.transactionYielding(
+    function* () {
+      insert.run('poll');
+      while (!release) {
+        turns++;
+        yield;
+      }
+    },
+    { sliceMs: 0 },
+  );
+  // The checkpointer looks every 20 ms: let it look several times while the transaction is open. Its settings would
+  // join the open transaction (the gate refuses that, and the refusal in a timer would end the process): it waits.
+  const lookedFrom = Date.now();
+  await until(() => Date.now() - lookedFrom > 200 && turns > 0, 10_000);
+  expect(cp.started).toBe(false);
+  expect(store.gate.busy).toBe(true);
+  release = true;
+  await txn;
+  await until(() => cp.started, 10_000);
+  await cp.ready;
+  expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+  expect(lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
+});

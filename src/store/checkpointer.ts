@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
+import type { TransactionGate } from './gate.js';
 
 /** SQLite's default: a checkpoint once the log holds this many pages. */
 const AUTOCHECKPOINT_PAGES = 1000;
@@ -69,8 +70,17 @@ export interface Checkpointer {
 /**
  * Checkpoints `path` from a worker thread once its log has grown past `startAtPages` (default {@link START_AT_PAGES};
  * 0: at once), and turns off `db`'s own checkpoints while the worker runs. Looks at the log's size every `intervalMs`.
+ * Call it while no yielding transaction is open (at start-up); with `gate`, what it does later waits for the gate.
  */
-export function startCheckpointer(db: Database.Database, path: string, opts: { log: Logger; intervalMs?: number; startAtPages?: number }): Checkpointer {
+export function startCheckpointer(
+  db: Database.Database,
+  path: string,
+  opts: { log: Logger; intervalMs?: number; startAtPages?: number; gate?: Pick<TransactionGate, 'whenFree'> },
+): Checkpointer {
+  // Its pragmas run from a timer or a worker's event: never inside a poll's open transaction (the gate refuses them there).
+  const whenFree = (fn: () => void) => {
+    Promise.resolve(opts.gate ? opts.gate.whenFree(fn) : fn()).catch((err: unknown) => opts.log.warn('checkpointer_failed', { err, hint: 'SQLite checkpoints inside commits instead' }));
+  };
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   const intervalMs = opts.intervalMs ?? 1_000;
   const startAt = (opts.startAtPages ?? START_AT_PAGES) * pageSize;
@@ -85,11 +95,16 @@ export function startCheckpointer(db: Database.Database, path: string, opts: { l
       return 0;
     }
   };
+  let starting = false;
   const look = () => {
-    if (stopped || running || walSize() < startAt) return;
+    if (stopped || starting || walSize() < startAt) return;
+    starting = true;
     clearInterval(watch);
-    running = runWorker(db, path, { log: opts.log, intervalMs, pageSize });
-    void running.ready.then(ready);
+    whenFree(() => {
+      if (stopped || !db.open) return;
+      running = runWorker(db, path, { log: opts.log, intervalMs, pageSize, whenFree });
+      void running.ready.then(ready);
+    });
   };
   const watch = setInterval(look, intervalMs);
   watch.unref();
@@ -109,10 +124,11 @@ export function startCheckpointer(db: Database.Database, path: string, opts: { l
 }
 
 /** Starts the worker: see the module comment. */
-function runWorker(db: Database.Database, path: string, opts: { log: Logger; intervalMs: number; pageSize: number }): Checkpointer {
-  const fallback = () => {
-    if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
-  };
+function runWorker(db: Database.Database, path: string, opts: { log: Logger; intervalMs: number; pageSize: number; whenFree: (fn: () => void) => void }): Checkpointer {
+  const fallback = () =>
+    opts.whenFree(() => {
+      if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+    });
   let worker: Worker;
   try {
     worker = new Worker(WORKER, {
