@@ -100,16 +100,14 @@ export function protocolOf(marketId: string): string {
 /** Labels of a market reading; a label whose value is unknown is left out. */
 function marketLabels(f: MarketFields): Record<string, string> {
   const m = f.market;
-  const all: Record<string, string | null> = {
-    market_id: f.market_id,
-    chain: m.chain,
-    protocol: protocolOf(f.market_id),
-    loan_asset: m.loan_asset_symbol,
-    collateral_asset: m.collateral_asset_symbol,
-    loan_asset_symbol: m.loan_asset_symbol,
-    collateral_asset_symbol: m.collateral_asset_symbol,
-  };
-  return Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== null));
+  const out: Record<string, string> = { market_id: f.market_id };
+  if (m.chain !== null) out.chain = m.chain;
+  out.protocol = protocolOf(f.market_id);
+  if (m.loan_asset_symbol !== null) out.loan_asset = m.loan_asset_symbol;
+  if (m.collateral_asset_symbol !== null) out.collateral_asset = m.collateral_asset_symbol;
+  if (m.loan_asset_symbol !== null) out.loan_asset_symbol = m.loan_asset_symbol;
+  if (m.collateral_asset_symbol !== null) out.collateral_asset_symbol = m.collateral_asset_symbol;
+  return out;
 }
 
 /** Reads the nested `market` object (absent → every member unknown). */
