@@ -20,6 +20,15 @@ const poll = (at: number, utilization: number, labels: Record<string, string> = 
   return outcome('markets', 'metrics', [{ ...r, labels: { ...r.labels, ...labels } }], at);
 };
 
+/** A store and engine whose alert went pending at 0.95 (T0) and fired at `value` three minutes later. */
+function firing(value: number) {
+  const store = tempStore(dirs);
+  const engine = engineFor(store, [high]);
+  drive(store, engine, poll(T0, 0.95));
+  drive(store, engine, poll(T0 + 3 * MIN, value));
+  return { store, engine };
+}
+
 describe('the alert rows the engine keeps across polls', () => {
   it('a rolled-back poll leaves nothing in them: the next poll judges the alert as the table has it', () => {
     const store = tempStore(dirs);
@@ -41,10 +50,7 @@ describe('the alert rows the engine keeps across polls', () => {
   });
 
   it("another part of the process writing an alert (the dispatcher's notification time) is seen by the next poll", () => {
-    const store = tempStore(dirs);
-    const engine = engineFor(store, [high]);
-    drive(store, engine, poll(T0, 0.95));
-    drive(store, engine, poll(T0 + 3 * MIN, 0.95)); // firing
+    const { store, engine } = firing(0.95);
     const dispatcherRepo = createAlertRepo(store.db);
     store.transaction(() => dispatcherRepo.markNotified(FP, T0 + 3 * MIN + 10_000));
     const resolved = drive(store, engine, poll(T0 + 4 * MIN, 0.5));
@@ -70,10 +76,7 @@ describe('the alert rows the engine keeps across polls', () => {
   });
 
   it('written in place, an alert that kept its state still gets its new value, annotations and labels, and keeps its notification time', () => {
-    const store = tempStore(dirs);
-    const engine = engineFor(store, [high]);
-    drive(store, engine, poll(T0, 0.95));
-    drive(store, engine, poll(T0 + 3 * MIN, 0.96)); // firing
+    const { store, engine } = firing(0.96);
     store.transaction(() => engine.repo.markNotified(FP, T0 + 3 * MIN + 1));
     drive(store, engine, poll(T0 + 4 * MIN, 0.97));
     expect(engine.repo.getTracked(FP)).toMatchObject({

@@ -23,6 +23,16 @@ afterEach(async () => {
   dirs.cleanup();
 });
 
+/** A store with a table to fill, and a logger whose lines are kept. */
+function setup(): { store: Store; lines: Array<Record<string, unknown>>; log: ReturnType<typeof createLogger> } {
+  const store = openStore(join(dirs.make(), 'lookout.db'));
+  stores.push(store);
+  store.db.exec('CREATE TABLE filler (v TEXT NOT NULL)');
+  const lines: Array<Record<string, unknown>> = [];
+  const log = createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  return { store, lines, log };
+}
+
 /** Writes `pages` pages' worth of rows in commits of ~100 pages. */
 function grow(store: Store, pages: number): void {
   const insert = store.db.prepare('INSERT INTO filler (v) VALUES (?)');
@@ -35,11 +45,7 @@ function grow(store: Store, pages: number): void {
 }
 
 it('keeps checkpoints out of the commits and runs them in its own thread once the log passes 1,000 pages', async () => {
-  const store = openStore(join(dirs.make(), 'lookout.db'));
-  stores.push(store);
-  store.db.exec('CREATE TABLE filler (v TEXT NOT NULL)');
-  const lines: Array<Record<string, unknown>> = [];
-  const log = createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const { store, lines, log } = setup();
   const cp = startCheckpointer(store.db, store.path, { log, intervalMs: 20, startAtPages: 0 });
   running.push(cp);
   expect(cp.started).toBe(true);
@@ -66,11 +72,7 @@ it('keeps checkpoints out of the commits and runs them in its own thread once th
 });
 
 it('starts no worker while commits are small (SQLite checkpoints them), and one once a commit makes the log long', async () => {
-  const store = openStore(join(dirs.make(), 'lookout.db'));
-  stores.push(store);
-  store.db.exec('CREATE TABLE filler (v TEXT NOT NULL)');
-  const lines: Array<Record<string, unknown>> = [];
-  const log = createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const { store, lines, log } = setup();
   const cp = startCheckpointer(store.db, store.path, { log, intervalMs: 20 });
   running.push(cp);
   const page = store.db.pragma('page_size', { simple: true }) as number;
@@ -98,11 +100,7 @@ it('starts no worker while commits are small (SQLite checkpoints them), and one 
 });
 
 it('starts the worker only when the store gate is free, never inside an open poll transaction', async () => {
-  const store = openStore(join(dirs.make(), 'lookout.db'));
-  stores.push(store);
-  store.db.exec('CREATE TABLE filler (v TEXT NOT NULL)');
-  const lines: Array<Record<string, unknown>> = [];
-  const log = createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const { store, lines, log } = setup();
   const cp = startCheckpointer(store.db, store.path, { log, intervalMs: 20, gate: store.gate });
   running.push(cp);
   const page = store.db.pragma('page_size', { simple: true }) as number;
