@@ -23,12 +23,20 @@ export function bool(v: unknown): boolean | null {
   return null;
 }
 
+/** Paths already split: rules and templates ask for the same few paths (from the config) 10,000 times a poll. */
+const segmentsOf = new Map<string, readonly string[]>();
+
 /** The value at a dotted path (`market.loan_asset_symbol`) in a nested object; undefined when any step is missing. */
 export function getPath(obj: unknown, path: string): unknown {
+  let segs = segmentsOf.get(path);
+  if (segs === undefined) {
+    segs = path.split('.');
+    segmentsOf.set(path, segs);
+  }
   let cur: unknown = obj;
-  for (const seg of path.split('.')) {
+  for (const seg of segs) {
     if (cur === null || typeof cur !== 'object') return undefined;
-    if (!Object.prototype.hasOwnProperty.call(cur, seg)) return undefined;
+    if (!Object.hasOwn(cur, seg)) return undefined;
     cur = (cur as Record<string, unknown>)[seg];
   }
   return cur;
