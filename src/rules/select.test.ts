@@ -1,3 +1,4 @@
+import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 import { benchmark, market, position } from '../../test/rules-helpers.js';
 import { matchesSelect, selectCheck, selectKeyCheck, type Select } from './select.js';
@@ -40,6 +41,15 @@ describe('matchesSelect', () => {
     expect(matchesSelect({ chain: 'base' }, r)).toBe(true);
     expect(matchesSelect({ flag: true }, r)).toBe(true);
     expect(matchesSelect({ path: '*den' }, r)).toBe(true); // a pattern of its own: a cached one would hide the options
+  });
+
+  it('a plain word or address matches exactly what picomatch would (case-insensitively, the whole text, dots literal)', () => {
+    const patterns = ['USDC', 'usdc', 'USDC.e', 'wstETH', 'morpho-base-0xabc', 'a:b', 'x_1', 'k', 'ss', 'i'];
+    const texts = ['USDC', 'UsDc', 'USDC/', './USDC', 'USDC ', ' USDC', 'USDC.e', 'USDCxe', 'usdc.E', 'WSTETH', 'morpho-base-0xABC', 'morpho-base-0xabcd', 'A:B', 'X_1', 'K', '\u212A', 'ß', 'SS', 'İ', 'I', 'ı', '', 'USDC\n'];
+    for (const p of patterns) {
+      const oracle = picomatch(p, { nocase: true, dot: true });
+      for (const t of texts) expect([p, t, matchesSelect({ symbol: p }, market({ symbol: t }))]).toEqual([p, t, oracle(t)]);
+    }
   });
 
   it('benchmark network and code', () => {
