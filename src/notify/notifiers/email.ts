@@ -1,5 +1,5 @@
 /** The `email` notifier: SMTP via nodemailer (STARTTLS/auth options), a text and an HTML part. */
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { NotifyError, redact } from '../../errors.js';
 import type { NotifierModule } from '../notifier-module.js';
 import type { NotificationMessage } from '../message.js';
@@ -68,7 +68,7 @@ export const emailNotifier = {
   type: 'email',
   create(name, cfg) {
     const s = cfg.smtp;
-    const transport = nodemailer.createTransport({
+    const options = {
       host: s.host,
       port: s.port,
       secure: s.secure,
@@ -78,26 +78,31 @@ export const emailNotifier = {
       connectionTimeout: cfg.timeout,
       greetingTimeout: cfg.timeout,
       socketTimeout: cfg.timeout,
-    });
+    };
+    // nodemailer is loaded with the first message: it is ~15 MB of memory a daemon without email never needs (B6s).
+    let transport: Promise<Transporter> | undefined;
+    const open = () => (transport ??= import('nodemailer').then((m) => m.default.createTransport(options)));
     const secrets = [s.pass, s.user && s.pass ? Buffer.from(`\0${s.user}\0${s.pass}`).toString('base64') : undefined];
     return {
       name,
       type: 'email',
       async send(message, signal) {
         if (signal.aborted) throw new NotifyError(`${name}: aborted`, { notifier: name, retryable: true });
-        const sending = transport.sendMail({
-          from: cfg.from,
-          to: cfg.to,
-          subject: emailSubject(message),
-          text: emailText(message),
-          html: emailHtml(message),
-          messageId: `<${message.dedupKey}@lookout>`,
-          headers: { 'X-Lookout-Dedup-Key': message.dedupKey },
-        });
         const aborted = new Promise<never>((_, reject) => {
           signal.addEventListener('abort', () => reject(new NotifyError(`${name}: aborted`, { notifier: name, retryable: true })), { once: true });
         });
         try {
+          const sending = open().then((t) =>
+            t.sendMail({
+              from: cfg.from,
+              to: cfg.to,
+              subject: emailSubject(message),
+              text: emailText(message),
+              html: emailHtml(message),
+              messageId: `<${message.dedupKey}@lookout>`,
+              headers: { 'X-Lookout-Dedup-Key': message.dedupKey },
+            }),
+          );
           await Promise.race([sending, aborted]);
         } catch (err) {
           if (err instanceof NotifyError) throw err;
@@ -105,7 +110,7 @@ export const emailNotifier = {
         }
       },
       async close() {
-        transport.close();
+        if (transport) (await transport).close();
       },
     };
   },

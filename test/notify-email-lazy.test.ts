@@ -1,0 +1,63 @@
+/**
+ * A daemon without an email notifier never loads nodemailer (~15 MB of memory, a fifth of what watching 200 markets
+ * may cost: B6s), and one with an email notifier loads it with its first message. Checked in a child process of the
+ * built code, with a module hook (node:module `register`) that reports every module Node resolves.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { beforeAll, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..');
+const dist = (p: string) => pathToFileURL(join(root, 'dist', p)).href;
+
+/** Runs an ES module script with Node and returns what it printed. */
+function runScript(script: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: root, timeout: 30_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${err.message}\n${stderr}`));
+      else resolve(stdout.trim());
+    });
+  });
+}
+
+/** Script lines that record every URL Node resolves from here on into \`resolved\`. */
+const RECORD = `
+  const { register } = await import('node:module');
+  const { MessageChannel } = await import('node:worker_threads');
+  const { port1, port2 } = new MessageChannel();
+  const resolved = [];
+  port1.on('message', (url) => resolved.push(url));
+  port1.unref();
+  const hook = 'let port; export function initialize(d) { port = d.port; } export async function resolve(s, c, next) { const r = await next(s, c); port.postMessage(r.url); return r; }';
+  register('data:text/javascript,' + encodeURIComponent(hook), import.meta.url, { data: { port: port2 }, transferList: [port2] });
+  // Messages of one port arrive in order: once a fresh module's own resolution is back, every earlier one is too.
+  const settle = async () => {
+    const mark = 'data:text/javascript,//' + Math.random();
+    await import(mark);
+    while (!resolved.includes(mark)) await new Promise((r) => setImmediate(r));
+  };
+`;
+const hasNodemailer = `(await settle(), resolved.some((u) => u.includes('/node_modules/nodemailer/')))`;
+
+beforeAll(() => {
+  if (!existsSync(join(root, 'dist', 'daemon.js'))) throw new Error('dist/daemon.js is missing: run `npm run build`');
+});
+
+it('the daemon and every notifier module load without nodemailer; an email notifier loads it when it sends', async () => {
+  const out = await runScript(`
+    ${RECORD}
+    await import(${JSON.stringify(dist('daemon.js'))});
+    const { emailNotifier } = await import(${JSON.stringify(dist('notify/notifiers/email.js'))});
+    const before = ${hasNodemailer};
+    const n = emailNotifier.create('mail', { smtp: { host: '127.0.0.1', port: 9, secure: false, require_tls: false, tls_reject_unauthorized: true }, from: 'a@b.c', to: ['d@e.f'], timeout: 2000 });
+    const created = ${hasNodemailer};
+    // Port 9 (discard) refuses: the send fails, after loading nodemailer to try.
+    await n.send({ dedupKey: 'k', createdAt: 0, groups: [] }, new AbortController().signal).catch(() => undefined);
+    const sent = ${hasNodemailer};
+    console.log(JSON.stringify({ before, created, sent, daemon: resolved.some((u) => u.endsWith('/dist/daemon.js')) }));
+    await n.close();
+  `);
+  expect(JSON.parse(out)).toEqual({ before: false, created: false, sent: true, daemon: true });
+});
