@@ -172,7 +172,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       metrics.observeEvaluation(result.durationMs / 1000);
       for (const d of result.dataErrors) metrics.dataError(d.rule, d.reason);
       // Counts of pending and firing alerts: the active ones are all it counts (not every alert ever stored).
-      metrics.setAlerts(engine.repo.active());
+      metrics.setAlerts(engine.repo.activeStates());
       metrics.setOutboxPending(dispatcher.pending());
       dispatcher.wake();
       // Last, with turns for the event loop between readings: 50,000 positions take a while to sum up.
@@ -209,7 +209,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         return r;
       });
       if (result.events.length) {
-        metrics.setAlerts(engine.alerts());
+        metrics.setAlerts(engine.repo.activeStates());
         dispatcher.wake();
       }
       metrics.setOutboxPending(dispatcher.pending());
@@ -267,7 +267,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       const taken = await store.gate.exclusive(() => store.transaction(() => engine.adopt(found.candidates, clock.now())));
       if (taken.length) {
         log.info('alerts_adopted', { count: taken.length });
-        metrics.setAlerts(engine.alerts());
+        metrics.setAlerts(engine.repo.activeStates());
       }
     } catch (err) {
       log.warn('adopt_failed', { err });
@@ -363,7 +363,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         dispatcher.wake();
         await adopt(config);
         scheduler.start(jobs(config));
-        metrics.setAlerts(engine.alerts());
+        metrics.setAlerts(engine.repo.activeStates());
         log.info('reloaded', { polls: config.polls.length, rules: config.rules.length });
       });
     },

@@ -32,6 +32,12 @@ describe('the alert repository', () => {
     expect(names(repo.firing())).toEqual(['a/f']);
     expect(names(repo.list({ rule: 'b' }))).toEqual(['b/r']);
     expect(names(repo.list())).toEqual(['a/f', 'a/p', 'b/r']);
+    // What lookout_alerts counts: rule, severity and state of the pending and firing ones, nothing else of the row.
+    const states = repo.activeStates().sort((x, y) => x.state.localeCompare(y.state));
+    expect(states).toEqual([
+      { rule: 'a', severity: 'warning', state: 'firing' },
+      { rule: 'a', severity: 'warning', state: 'pending' },
+    ]);
     store.close();
   });
 

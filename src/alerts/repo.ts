@@ -24,6 +24,8 @@ export interface AlertRepo {
   list(filter?: AlertFilter): Alert[];
   /** Pending and firing alerts. */
   active(): Alert[];
+  /** Rule, severity and state of each pending and firing alert (what `lookout_alerts` counts), without the rest of the row. */
+  activeStates(): Array<Pick<Alert, 'rule' | 'severity' | 'state'>>;
   firing(): Alert[];
   /** Inserts or replaces an alert (keeping a newer last_notified_at already stored). */
   save(alert: Alert): void;
@@ -234,6 +236,9 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
   const forRules = db.prepare<[string], AlertRow>(
     `SELECT ${COLS} FROM alerts WHERE rule IN (SELECT value FROM json_each(?))`,
   );
+  const activeRows = db.prepare<[], Pick<Alert, 'rule' | 'severity' | 'state'>>(
+    `SELECT rule, severity, state FROM alerts WHERE state IN ('pending', 'firing')`,
+  );
   const live = db.prepare<[], AlertRow>(
     `SELECT ${COLS} FROM alerts WHERE state IN ('pending', 'firing') OR flapping = 1 ORDER BY rule, entity`,
   );
@@ -275,6 +280,7 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     },
     active: () => plain(listAll.all({ states: '["pending","firing"]', rule: null })),
     firing: () => plain(listAll.all({ states: '["firing"]', rule: null })),
+    activeStates: () => activeRows.all(),
     save: (alert) => {
       const prev = getOne.get(alert.fingerprint);
       upsert.run(toParams({ alert, cleared_at: prev?.cleared_at ?? null }));

@@ -45,7 +45,7 @@ export interface Metrics {
   /** Drops every series of a poll that left the config. */
   forgetPoll(poll: string): void;
   /** Mirrors the current alerts as `lookout_alerts{rule,severity,state}` counts (pending and firing). */
-  setAlerts(alerts: readonly Alert[]): void;
+  setAlerts(alerts: ReadonlyArray<Pick<Alert, 'rule' | 'severity' | 'state'>>): void;
   /** Records how long one evaluation of the rules took. */
   observeEvaluation(seconds: number): void;
   /** Counts one notification attempt's outcome (`sent`, `failed`, `retry`, `dropped`, ...). */
