@@ -18,4 +18,20 @@ describe('FieldRejectionLog', () => {
     expect(log.news('q', [rej('m1', 'oracle_price', 'y'), { reason: 'missing_id', detail: 'row' }], entities)).toHaveLength(1);
     expect(log.news('p', [rej('m1', 'utilization', 'y'), rej('m1', 'oracle_price', 'y'), rej('m2', 'oracle_price', 'x')], entities).map((r) => r.field)).toEqual(['utilization']);
   });
+
+  it("reads the run's entities only when a remembered field may have become readable (a positions poll has 50,000)", () => {
+    const log = new FieldRejectionLog();
+    const untouchable: Iterable<string> = {
+      [Symbol.iterator]() {
+        throw new Error('entities were read');
+      },
+    };
+    expect(log.news('p', [], untouchable)).toEqual([]);
+    expect(log.news('p', [rej('m1', 'oracle_price', 'x')], untouchable)).toHaveLength(1);
+    expect(log.news('p', [rej('m1', 'oracle_price', 'x')], untouchable)).toEqual([]);
+    // m1's price may read again now: the entities are needed, and m1 is among them.
+    expect(() => log.news('p', [], untouchable)).toThrow('entities were read');
+    expect(log.news('p', [], ['m1'])).toEqual([]);
+    expect(log.news('p', [rej('m1', 'oracle_price', 'x')], ['m1'])).toHaveLength(1);
+  });
 });

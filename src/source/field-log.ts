@@ -10,7 +10,7 @@ const MAX_REMEMBERED = 100_000;
 export class FieldRejectionLog {
   private readonly last = new Map<string, string>();
 
-  /** The field rejections of one successful run that are news; forgets fields that read again. */
+  /** The field rejections of one successful run that are news; forgets fields that read again. `entities` is read only when needed. */
   news(poll: string, rejected: readonly Rejection[], entities: Iterable<string>): Rejection[] {
     const now = new Map<string, Rejection>();
     for (const r of rejected) if (r.field !== undefined) now.set(`${poll}\u0000${r.entity ?? ''}\u0000${r.field}`, r);
@@ -22,6 +22,8 @@ export class FieldRejectionLog {
       if (this.last.get(key) !== sent) fresh.push(r);
       this.last.set(key, sent);
     }
+    // Every key remembered is one of this run's: nothing can be readable again (the usual case: no rejection at all).
+    if (this.last.size === now.size) return fresh;
     // A field of an entity that was read this time without a rejection is readable again: a later rejection is news.
     const readEntities = new Set(entities);
     for (const key of [...this.last.keys()]) {
