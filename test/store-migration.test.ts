@@ -138,6 +138,32 @@ describe('the packed form of a reading', () => {
     );
   });
 
+  it("stores a fraction in the shortest decimal form JavaScript's own number formatting gives it", () => {
+    // The oracle: String(x) is the shortest text that reads back as x; its digits and fraction length are the mantissa
+    // and scale a decimal value is stored with (tag, then the zigzag varint of the mantissa), else 8 bytes of double.
+    const varintLength = (n: number) => {
+      let len = 1;
+      for (let v = n; v >= 128; v = Math.floor(v / 128)) len++;
+      return len;
+    };
+    const expected = (x: number): number => {
+      const match = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(x)))!;
+      const frac = match[2] ?? '';
+      const scale = frac.length - Number(match[3] ?? 0);
+      const m = Number(match[1]! + frac);
+      return scale >= 1 && scale <= 31 && Number.isSafeInteger(m) && m < 2 ** 52 ? 1 + varintLength(2 * m + (x < 0 ? -1 : 0)) : 9;
+    };
+    const shortDecimal = fc.tuple(fc.integer({ min: 1, max: 10 ** 9 }), fc.integer({ min: 1, max: 12 }), fc.boolean()).map(([m, k, neg]) => (neg ? -m : m) / 10 ** k);
+    const fraction = fc.oneof(shortDecimal, fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e12, max: 1e12 }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e-3, max: 1e-3 }));
+    fc.assert(
+      fc.property(fraction.filter((x) => !Number.isInteger(x)), (x) => {
+        const { vals } = packReading(new Writer(), {}, { x }, undefined, 0);
+        expect([x, vals.length]).toEqual([x, expected(x)]);
+      }),
+      { numRuns: 20_000, seed: 20261125 },
+    );
+  });
+
   it('takes a few bytes per value where the service sends short decimals and amounts', () => {
     const { vals } = packReading(new Writer(), {}, marketFields(3, 0.644698), undefined, 1_795_619_844_003);
     // 11 packed values (utilization 4, borrow_apy 5, oracle_price 9, total_borrowed 10, usd 6, times 1–3, block 5, ...).
