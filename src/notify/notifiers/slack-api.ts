@@ -3,7 +3,7 @@
  * retries off: a failure is only classified here (retryable or not, Retry-After kept) and the dispatcher's retry stage
  * owns the backoff, as for the webhook. The token travels in the Authorization header and never reaches an error.
  */
-import { LogLevel, WebClient, type FetchFunction, type Logger as SlackLogger } from '@slack/web-api';
+import type { FetchFunction, LogLevel, Logger as SlackLogger } from '@slack/web-api';
 import { fetch as undiciFetch } from 'undici';
 import { NotifyError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -59,6 +59,10 @@ export function isParentGone(err: unknown): boolean {
   return err instanceof SlackPlatformError && PARENT_GONE.has(err.slackError);
 }
 
+/** @slack/web-api, loaded with the bot mode's first call: ~14 MB of memory a daemon without a Slack bot never needs. */
+let webApi: Promise<typeof import('@slack/web-api')> | undefined;
+const loadWebApi = () => (webApi ??= import('@slack/web-api'));
+
 /** Binds the Web API calls to one attempt: `signal` (and the config's timeout) abort them. */
 export function slackApi(notifier: string, cfg: SlackApiConfig, deps: NotifierDeps, signal: AbortSignal): SlackApi {
   const call = async <T>(method: string, args: Record<string, unknown>): Promise<T> => {
@@ -74,6 +78,7 @@ export function slackApi(notifier: string, cfg: SlackApiConfig, deps: NotifierDe
       last.retryAfter = res.headers.get('retry-after');
       return res;
     }) as unknown as FetchFunction;
+    const { WebClient } = await loadWebApi();
     const client = new WebClient(cfg.token, {
       slackApiUrl: cfg.api_url.endsWith('/') ? cfg.api_url : `${cfg.api_url}/`,
       fetch: fetchFn,
@@ -126,7 +131,7 @@ function quietLogger(log: Logger, notifier: string): SlackLogger {
     warn,
     error: warn,
     setLevel: () => {},
-    getLevel: () => LogLevel.WARN,
+    getLevel: () => 'warn' as LogLevel, // LogLevel.WARN, without loading the library for its enum
     setName: () => {},
   };
 }

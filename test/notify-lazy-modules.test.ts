@@ -1,6 +1,7 @@
 /**
- * A daemon without an email notifier never loads nodemailer (~15 MB of memory, a fifth of what watching 200 markets
- * may cost: B6s), and one with an email notifier loads it with its first message. Checked in a child process of the
+ * A daemon without an email notifier never loads nodemailer, and one without a Slack bot never loads @slack/web-api
+ * (together ~20 MB of memory, a quarter of what watching 200 markets may cost: B6s); a notifier that needs one loads
+ * it with its first message. Checked in a child process of the
  * built code, with a module hook (node:module `register`) that reports every module Node resolves.
  */
 import { execFile } from 'node:child_process';
@@ -39,7 +40,9 @@ const RECORD = `
     while (!resolved.includes(mark)) await new Promise((r) => setImmediate(r));
   };
 `;
-const hasNodemailer = `(await settle(), resolved.some((u) => u.includes('/node_modules/nodemailer/')))`;
+const loaded = (pkg: string) => `(await settle(), resolved.some((u) => u.includes('/node_modules/${pkg}/')))`;
+const hasNodemailer = loaded('nodemailer');
+const hasWebApi = loaded('@slack/web-api');
 
 beforeAll(() => {
   if (!existsSync(join(root, 'dist', 'daemon.js'))) throw new Error('dist/daemon.js is missing: run `npm run build`');
@@ -60,4 +63,20 @@ it('the daemon and every notifier module load without nodemailer; an email notif
     await n.close();
   `);
   expect(JSON.parse(out)).toEqual({ before: false, created: false, sent: true, daemon: true });
+});
+
+it('the daemon and the Slack notifier load without @slack/web-api; the bot mode loads it with its first call', async () => {
+  const out = await runScript(`
+    ${RECORD}
+    await import(${JSON.stringify(dist('daemon.js'))});
+    await import(${JSON.stringify(dist('notify/notifiers/slack.js'))});
+    const { slackApi } = await import(${JSON.stringify(dist('notify/notifiers/slack-api.js'))});
+    const { silentLogger } = await import(${JSON.stringify(dist('log.js'))});
+    const before = ${hasWebApi};
+    const api = slackApi('bot', { token: 'xoxb-1', api_url: 'http://127.0.0.1:9/api/', timeout: 2000 }, { log: silentLogger }, new AbortController().signal);
+    // Port 9 (discard) refuses: the call fails, after loading the library to make it.
+    const err = await api.post('C1', { text: 'hi' }).then(() => 'posted', (e) => e.constructor.name);
+    console.log(JSON.stringify({ before, after: ${hasWebApi}, err }));
+  `);
+  expect(JSON.parse(out)).toEqual({ before: false, after: true, err: 'NotifyError' });
 });
