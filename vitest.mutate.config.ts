@@ -29,6 +29,7 @@ export default defineConfig({
       'test/notify-labels.test.ts',
       'test/notify-notifier-more.test.ts',
       'test/silences.test.ts',
+      'test/silences-url.test.ts',
       'test/rules-*.test.ts',
       'test/ruletest.test.ts',
       'test/template-bps.test.ts',

@@ -25,6 +25,7 @@ import { createNotifications, type Notifications } from './notify/index.js';
 import { createAlertRepo } from './alerts/repo.js';
 import { alertPageView } from './alerts/page-data.js';
 import { fetchAdoptable } from './notify/adopt.js';
+import { silenceApi } from './silences/api.js';
 import type { PollConfig } from './source/polls/schemas.js';
 import type { Dispatcher } from 'undici';
 import type { PollRunSummary } from './store/poll-runs.js';
@@ -285,11 +286,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       alerts: () => engine.alerts().map(apiAlert),
       polls: () => store.polls.lastAll().map(apiPoll),
       rules: () => config.rules,
-      silences: {
-        list: (o) => silences.list(o?.all ? {} : { active: true }),
-        add: (input: unknown) => silences.add(input as never),
-        expire: (id: string) => silences.expire(id),
-      },
+      silences: silenceApi(silences),
       alertPage: (fingerprint: string, range: string) =>
         alertPageView(
           {
