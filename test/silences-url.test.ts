@@ -124,3 +124,18 @@ it('with server.token set: refused without the token (nothing stored), accepted 
   expect(repo.list()).toHaveLength(1);
   for (const run of [without, wrong, ok]) expect(run.out.text() + run.err.text()).not.toContain(TOKEN);
 });
+
+it("the API's view of the repository: in force (and starting later) when asked without options, as the status page asks, and expired too with all", async () => {
+  const { repo, clock } = await daemonWithSilences();
+  const api = silenceApi(repo);
+  const now = clock.now();
+  const active = repo.add({ matchers: [{ name: 'rule', op: '=', value: 'a' }], startsAt: now, endsAt: now + 60_000, author: 'a', comment: 'in force' });
+  const later = repo.add({ matchers: [{ name: 'rule', op: '=', value: 'b' }], startsAt: now + 60_000, endsAt: now + 120_000, author: 'a', comment: 'later' });
+  const over = repo.add({ matchers: [{ name: 'rule', op: '=', value: 'c' }], startsAt: now, endsAt: now + 1_000, author: 'a', comment: 'over' });
+  clock.advance(2_000);
+  const ids = (list: Array<{ id: string }>) => list.map((s) => s.id).sort();
+  expect(ids(api.list())).toEqual(ids([active, later]));
+  expect(ids(api.list({ all: false }))).toEqual(ids([active, later]));
+  expect(ids(api.list({ all: true }))).toEqual(ids([active, later, over]));
+  expect(api.expire(active.id)).toMatchObject({ id: active.id, endsAt: now + 2_000 });
+});
