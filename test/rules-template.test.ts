@@ -11,7 +11,7 @@ describe('filter arguments', () => {
   it.each([
     ['pct with 0 decimals', '{{x | pct 0}}', 0.12345, '12%'],
     ['pct with 3 decimals', '{{x | pct 3}}', 0.12345, '12.345%'],
-    ['pct with 12 decimals (the most)', '{{x | pct 12}}', 0.5, '50%'],
+    ['pct with 12 decimals (the most)', '{{x | pct 12}}', 0.123456789012345, '12.345678901234%'],
     ['pct with 13 decimals falls back to 2', '{{x | pct 13}}', 0.123456, '12.35%'],
     ['pct with a negative count falls back to 2', '{{x | pct -1}}', 0.123456, '12.35%'],
     ['pct with a fractional count falls back to 2', '{{x | pct 1.5}}', 0.123456, '12.35%'],
@@ -32,6 +32,10 @@ describe('filter arguments', () => {
     ['usd at exactly $100 has no cents', '{{x | usd}}', 100, '$100'],
     ['usd just below $100 has cents', '{{x | usd}}', 99.5, '$99.50'],
     ['usd of a small negative', '{{x | usd}}', -0.5, '-$0.50'],
+    ['usd of zero has no sign', '{{x | usd}}', 0, '$0.00'],
+    ['two spaces before an argument', '{{x | pct  1}}', 0.12345, '12.3%'],
+    ['default with a fractional number', '{{y | default 1.25}}', 1, '1.25'],
+    ['default below a member of null', '{{x.y | default "none"}}', null, 'none'],
     ['short at 13 characters is kept', '{{x | short}}', '0x12345678901', '0x12345678901'],
     ['short at 14 characters is cut', '{{x | short}}', '0x123456789012', '0x1234…9012'],
     ['short of a number is kept', '{{x | short}}', 12345678901234, '12345678901234'],
@@ -66,6 +70,8 @@ describe('names and values', () => {
     expect(compileTemplate('{{ 1a }}').errors).toEqual(["'1a' is not a field name"]);
     expect(compileTemplate('{{ a b }}').errors).toEqual(["'a b' is not a field name"]);
     expect(compileTemplate('{{ a. }}').errors).toEqual(["'a.' is not a field name"]);
+    // A filter name must be whole: no digit or sign in front of it.
+    expect(compileTemplate('{{ x | 9pct }}').errors).toEqual(["unknown filter '9pct' (known: pct, bps, usd, duration, date, time, short, upper, lower, round, default)"]);
   });
 
   it('lists each name once, in order, and marks one covered by default as optional', () => {
