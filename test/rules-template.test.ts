@@ -93,6 +93,7 @@ describe('names and values', () => {
     // A placeholder with an unknown filter still shows its value.
     expect(t.render({ x: 0.5 })).toBe('a 0.5 b 0.5 c 0.5 d');
     expect(render('}} {{x}} {', { x: 1 })).toBe('}} 1 {');
+    expect(render('a}}{{x}}', { x: 1 })).toBe('a}}1');
     expect(compileTemplate('{{x}} {{y').errors).toEqual(["unclosed '{{' at character 7"]);
     // What follows an unclosed placeholder is shown as written.
     expect(compileTemplate('{{x}} {{y').render({ x: 1 })).toBe('1 {{y');
