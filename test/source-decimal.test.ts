@@ -6,10 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { readAmount } from '../src/source/read/amounts.js';
 import { shiftToInteger, shiftToNumber, toDecimal } from '../src/source/read/decimal.js';
-import { FieldReader } from '../src/source/read/fields.js';
-import { readInteger, readNumber } from '../src/source/read/numbers.js';
+import { readBoolean } from '../src/source/read/booleans.js';
+import { FieldReader, isObject, unreadableOf } from '../src/source/read/fields.js';
+import { readInteger, readNumber, readString } from '../src/source/read/numbers.js';
 import { readOraclePrice } from '../src/source/read/oracle.js';
 import { fingerprint, preview } from '../src/source/read/result.js';
+import { readTime, toEpochMs } from '../src/source/read/times.js';
 
 describe('numeric text', () => {
   it.each([
@@ -143,5 +145,62 @@ describe('field rejections', () => {
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
     expect(fingerprint(cycle)).toBe('x');
+  });
+});
+
+describe('how each field was sent (what lookout probe reports), and what its rejection says', () => {
+  const SCALED = '3012550000000000000000000000';
+  it.each<[string, unknown, unknown]>([
+    ['boolean', readBoolean(true), { ok: true, value: true, seen: 'boolean' }],
+    ['boolean 1/0', readBoolean(0), { ok: true, value: false, seen: 'number 1/0' }],
+    ['boolean text, padded and in any case', readBoolean(' TRUE '), { ok: true, value: true, seen: 'string true/false' }],
+    ['boolean "1"', readBoolean('1'), { ok: true, value: true, seen: 'string "1"/"0"' }],
+    ['boolean of another type', readBoolean(2), { ok: false, reason: 'not_a_boolean', detail: 'expected a boolean, got 2' }],
+    ['boolean of other text', readBoolean('yes'), { ok: false, reason: 'not_a_boolean', detail: 'expected a boolean, got "yes"' }],
+    ['string of a number', readString(12), { ok: true, value: '12', seen: 'number' }],
+    ['string of NaN', readString(Number.NaN), { ok: false, reason: 'not_a_string', detail: 'expected a string, got NaN' }],
+    ['string of an object', readString({}), { ok: false, reason: 'not_a_string', detail: 'expected a string, got an object' }],
+    ['number', readNumber('x'), { ok: false, reason: 'not_a_number', detail: 'expected a number, got "x"' }],
+    ['integer', readInteger(1.5), { ok: false, reason: 'not_an_integer', detail: 'expected an integer, got 1.5' }],
+    ['amount without decimals', readAmount('1.5', null), { ok: false, reason: 'needs_decimals', detail: 'expected decimal token units with the token\'s decimals, got "1.5"' }],
+    ['price', readOraclePrice('x', 'auto', 6, 18), { ok: false, reason: 'not_a_price', detail: 'expected an oracle price, got "x"' }],
+    ['negative price', readOraclePrice('-1', 'auto', 6, 18), { ok: false, reason: 'negative_price', detail: 'expected a positive oracle price, got "-1"' }],
+    ['scaled price with a fraction', readOraclePrice('1.5', 'scaled', 6, 18), { ok: false, reason: 'not_an_integer', detail: 'expected a scaled integer oracle price, got "1.5"' }],
+    [
+      'scaled price without decimals',
+      readOraclePrice(SCALED, 'auto', 6, null),
+      { ok: false, reason: 'needs_decimals', detail: `expected a scaled oracle price with the market's token decimals, got "${SCALED}"` },
+    ],
+    ['time', readTime(true), { ok: false, reason: 'not_a_time', detail: 'expected a time (Unix seconds, milliseconds or ISO-8601), got true' }],
+    ['time as a date', readTime('2025-01-15'), { ok: true, value: Date.UTC(2025, 0, 15), seen: 'ISO-8601 date' }],
+    ['time as padded Unix seconds', readTime(' 1736942400 '), { ok: true, value: 1_736_942_400_000, seen: 'Unix seconds (string)' }],
+    ['time in words the JS date parser would take', readTime('Jan 15 2025'), { ok: false, reason: 'not_a_time', detail: 'expected a time (Unix seconds, milliseconds or ISO-8601), got "Jan 15 2025"' }],
+  ])('%s', (_what, got, want) => {
+    expect(got).toEqual(want);
+  });
+
+  it('tells Unix seconds, milliseconds and microseconds apart at exactly their bounds (1e11, 1e14)', () => {
+    expect(readTime(1e11 - 1)).toEqual({ ok: true, value: (1e11 - 1) * 1000, seen: 'Unix seconds' });
+    expect(readTime(1e11)).toEqual({ ok: true, value: 1e11, seen: 'Unix milliseconds' });
+    expect(readTime(1e14 - 1)).toEqual({ ok: true, value: 1e14 - 1, seen: 'Unix milliseconds' });
+    expect(readTime(1e14)).toEqual({ ok: true, value: 1e11, seen: 'Unix microseconds' });
+  });
+
+  it('auto takes an integer from 1e15 up as scaled, and unit mode never does', () => {
+    expect(readOraclePrice('1000000000000000', 'auto', 6, 18)).toMatchObject({ ok: true, seen: 'scaled integer' });
+    expect(readOraclePrice('999999999999999', 'auto', 6, 18)).toMatchObject({ ok: true, seen: 'unit price' });
+    expect(readOraclePrice(SCALED, 'unit', 6, 18)).toEqual({ ok: true, value: { raw: `${SCALED}${'0'.repeat(24)}`, unit: 3.01255e27 }, seen: 'unit price' });
+  });
+
+  it('a time absent or unreadable is no time at all', () => {
+    expect(toEpochMs(null)).toBeUndefined();
+    expect(toEpochMs('soon')).toBeUndefined();
+    expect(toEpochMs('2025-01-15')).toBe(Date.UTC(2025, 0, 15));
+  });
+
+  it('a rejection of the whole row names no field, so it makes no field unreadable; only plain objects are rows', () => {
+    expect(unreadableOf([{ reason: 'missing_id', detail: 'no market_id' }])).toEqual({});
+    expect(unreadableOf([{ reason: 'missing_id', detail: 'x' }, { reason: 'not_a_number', field: 'utilization', detail: 'y' }])).toEqual({ unreadable: { utilization: 'not_a_number' } });
+    expect([isObject({}), isObject([]), isObject('x'), isObject(1), isObject(null)]).toEqual([true, false, false, false, false]);
   });
 });
