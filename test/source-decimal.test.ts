@@ -192,6 +192,22 @@ describe('how each field was sent (what lookout probe reports), and what its rej
     expect(readOraclePrice(SCALED, 'unit', 6, 18)).toEqual({ ok: true, value: { raw: `${SCALED}${'0'.repeat(24)}`, unit: 3.01255e27 }, seen: 'unit price' });
   });
 
+  it('reads a date-time without a zone as UTC, whatever the host’s time zone', () => {
+    const tz = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      expect(readTime('2025-01-15T12:00:00')).toEqual({ ok: true, value: Date.UTC(2025, 0, 15, 12), seen: 'ISO-8601 without zone (read as UTC)' });
+      expect(readTime('2025-01-15 12:00')).toEqual({ ok: true, value: Date.UTC(2025, 0, 15, 12), seen: 'ISO-8601 without zone (read as UTC)' });
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
+  });
+
+  it('a string is read as it came', () => {
+    expect(readString(' abc ')).toEqual({ ok: true, value: ' abc ', seen: 'string' });
+  });
+
   it('a time absent or unreadable is no time at all', () => {
     expect(toEpochMs(null)).toBeUndefined();
     expect(toEpochMs('soon')).toBeUndefined();
