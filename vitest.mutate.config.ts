@@ -36,6 +36,8 @@ export default defineConfig({
       'test/source-read.test.ts',
       'test/source-values.test.ts',
       'test/source-parse.test.ts',
+      'test/source-decimal.test.ts',
+      'test/history-memo.test.ts',
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -177,10 +177,11 @@ function renderPart(p: Exclude<Part, string>, scope: Record<string, unknown>): s
   }
 }
 
-/** How a value shows without a filter: null/undefined as n/a, numbers without float noise, objects as JSON. */
+/** How a value shows without a filter: null/undefined as n/a, numbers without float noise (whole numbers in full), objects as JSON. */
 export function formatValue(v: unknown): string {
   if (v === null || v === undefined) return 'n/a';
-  if (typeof v === 'number') return Number.isFinite(v) ? String(Number(v.toPrecision(12))) : 'n/a';
+  // 12 significant digits drop float noise (0.1 + 0.2); a whole number has none, and a ms time has 13 digits.
+  if (typeof v === 'number') return !Number.isFinite(v) ? 'n/a' : Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(12)));
   if (typeof v === 'object') {
     try {
       return JSON.stringify(v);
