@@ -112,7 +112,7 @@ describe('field rejections', () => {
       },
       { reason: 'not_a_number', entity: 'morpho-base-0xabc', field: 'market.block', detail: 'market.block: expected an integer, got an array', sent: 'j:[1,2]' },
     ]);
-    expect(r.seen).toEqual({});
+    expect(r.seen).toEqual([]);
   });
 
   it('record how a read field was sent, and nothing for an absent one', () => {
@@ -120,7 +120,7 @@ describe('field rejections', () => {
     expect(r.read('utilization', readNumber)).toBe(0.5);
     expect(r.read('block', readInteger)).toBeNull();
     expect(r.rejected).toEqual([]);
-    expect(r.seen).toEqual({ utilization: 'numeric string' });
+    expect(r.seen).toEqual(['utilization', 'numeric string']); // field, how it was sent: pairs
   });
 
   it('show at most 40 characters of what was sent', () => {
