@@ -87,7 +87,7 @@ describe('annotation check: the names a template may read', () => {
   it('does not check the fields of reading kinds whose fields are unspecified, but still the rule’s keys', () => {
     expect(annotationCheck({ s: '{{ anything.at.all }} {{ labels.whatever }}' }, threshold, ['asset'])).toEqual([]);
     expect(annotationCheck({ s: '{{ rule.nope }}' }, threshold, ['asset'])).toEqual([
-      { path: ['annotations', 's'], message: "s: unknown field 'rule.nope' in template for a asset reading" },
+      { path: ['annotations', 's'], message: "s: unknown field 'rule.nope' in template for an asset reading" },
     ]);
   });
 

@@ -1,6 +1,6 @@
 /** Rendering a rule's annotations for one reading and verdict, and checking at load time that every name a template reads exists. */
 import type { Reading, ReadingKind } from '../model.js';
-import { fieldType, didYouMean, isKnownLabel, knownFields, knownLabels } from './fields.js';
+import { aReading, fieldType, didYouMean, isKnownLabel, knownFields, knownLabels } from './fields.js';
 import type { RuleKind, Verdict } from './rule-kind.js';
 import type { RuleBase } from './schema.js';
 import { ruleCommonShape } from './schema.js';
@@ -126,7 +126,7 @@ export function annotationCheck(
     for (const ref of t.refs) {
       if (ref.optional || seen.has(ref.name) || knownName(ref.name, kind, readingKinds)) continue;
       seen.add(ref.name);
-      const on = readingKinds.length === 1 ? `a ${readingKinds[0]} reading` : `${readingKinds.join('/')} readings`;
+      const on = readingKinds.length === 1 ? aReading(readingKinds[0]!) : `${readingKinds.join('/')} readings`;
       out.push({
         path: ['annotations', key],
         message: `${key}: unknown field '${ref.name}' in template for ${on}${didYouMean(ref.name, candidateNames(kind, readingKinds))}`,

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { ReadingKind } from '../model.js';
 import { annotationCheck } from './annotations.js';
+import { aReading } from './fields.js';
 import type { EvalInput, RuleKind, Verdict } from './rule-kind.js';
 import type { RuleBase } from './schema.js';
 import { selectKeyCheck } from './select.js';
@@ -56,7 +57,7 @@ export function ruleReads(kind: RuleKind, rule: RuleBase): readonly ReadingKind[
 
 /** A `wait` verdict for a reading of a kind the rule does not judge (the engine should not have asked). */
 export function notMine(expected: string, reading: { kind: string }): Verdict {
-  return { status: 'wait', reason: `not a ${expected} reading (got ${reading.kind})` };
+  return { status: 'wait', reason: `not ${aReading(expected)} (got ${reading.kind})` };
 }
 
 /** A number ≥ 0, with a message that says so. */

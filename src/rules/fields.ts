@@ -138,3 +138,8 @@ export function didYouMean(name: string, candidates: Iterable<string>): string {
   const c = closest(name, candidates);
   return c && c !== name ? ` (did you mean '${c}'?)` : '';
 }
+
+/** `a market reading`, `an asset reading`: the kind with its article, for messages. */
+export function aReading(kind: string): string {
+  return `${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind} reading`;
+}

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { num, getPath } from '../coerce.js';
 import { defineKind, type RuleProblem } from '../define.js';
-import { didYouMean, fieldType, knownFields } from '../fields.js';
+import { aReading, didYouMean, fieldType, knownFields } from '../fields.js';
 import { operatorIds, operators } from '../operators.js';
 
 const readingKinds = ['market', 'position', 'asset', 'holding', 'performance', 'benchmark'] as const;
@@ -30,14 +30,14 @@ export const threshold = defineKind({
     const out: RuleProblem[] = [];
     const t = fieldType(rule.reading, rule.field);
     if (t === undefined) {
-      out.push({ path: ['field'], message: `field: unknown field '${rule.field}' of a ${rule.reading} reading${didYouMean(rule.field, Object.keys(knownFields[rule.reading] ?? {}))}` });
+      out.push({ path: ['field'], message: `field: unknown field '${rule.field}' of ${aReading(rule.reading)}${didYouMean(rule.field, Object.keys(knownFields[rule.reading] ?? {}))}` });
     } else if (t !== 'number' && t !== 'unknown') {
       out.push({ path: ['field'], message: `field: '${rule.field}' is a ${t}, not a number` });
     }
     return out;
   },
   evaluate({ rule, reading }) {
-    if (reading.kind !== rule.reading) return { status: 'wait', reason: `not a ${rule.reading} reading (got ${reading.kind})` };
+    if (reading.kind !== rule.reading) return { status: 'wait', reason: `not ${aReading(rule.reading)} (got ${reading.kind})` };
     const raw = getPath(reading.fields, rule.field);
     const v = num(raw);
     if (v === null) return { status: 'data_error', reason: raw === null || raw === undefined ? `${rule.field} missing` : `${rule.field} not a number: ${String(raw)}` };
