@@ -263,10 +263,8 @@ export class AlertEngine {
       throw new Error(`AlertEngine: no ${what}: pass a full store or sources.${what}`);
     };
     return {
-      history: opts.sources?.history ?? {
-        at: readings ? (k, e, t) => readings.historyAt(k, e, t) : missing('history'),
-        range: readings ? (k, e, f, t) => readings.historyRange(k, e, f, t) : missing('history'),
-      },
+      // With the store's readings the engine looks back through the memo (judge); this view is for engines without.
+      history: opts.sources?.history ?? { at: missing('history'), range: missing('history') },
       lastSeenBy: opts.sources?.lastSeenBy ?? (readings ? (p) => readings.entitiesForPoll(p) : missing('lastSeenBy')),
       consecutiveFailures: opts.sources?.consecutiveFailures ?? (polls ? (p) => polls.consecutiveFailures(p) : missing('consecutiveFailures')),
     };
