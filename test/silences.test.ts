@@ -1,6 +1,6 @@
 /** Silences: matcher parsing and the four operators, the repository (validation, expiry), and the CLI functions over a real config and DB. */
 import { execFile } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
@@ -250,6 +250,15 @@ describe('CLI functions', () => {
     expect(await silenceExpireCommand({ configFile, id: 'no-such-id', out: sink(), err })).toBe(2);
     expect(err.text()).toMatch(/^lookout silence: cannot open database .*l\.db: the file does not exist/);
     expect(existsSync(join(configFile, '..', 'l.db'))).toBe(false);
+  });
+
+  it('expire on a config whose store is in memory is not refused for a missing file: it looks for the id (exit 1)', async () => {
+    const configFile = config();
+    writeFileSync(configFile, readFileSync(configFile, 'utf8').replace('./l.db', "':memory:'"));
+    const err = sink();
+    expect(await silenceExpireCommand({ configFile, id: 'no-such-id', out: sink(), err })).toBe(1);
+    expect(err.text()).not.toContain('does not exist');
+    expect(err.text()).toContain('no-such-id');
   });
 
   it('the built CLI: silence add, then list --json and --all --json after expire, as child processes', async () => {
