@@ -28,6 +28,7 @@ export default defineConfig({
       'test/notify-notifier-texts.test.ts',
       'test/notify-labels.test.ts',
       'test/notify-notifier-more.test.ts',
+      'test/notify-slack-api.test.ts',
       'test/silences.test.ts',
       'test/rules-*.test.ts',
       'test/ruletest.test.ts',
