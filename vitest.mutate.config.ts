@@ -29,6 +29,8 @@ export default defineConfig({
       'test/notify-labels.test.ts',
       'test/notify-notifier-more.test.ts',
       'test/notify-slack-api.test.ts',
+      'test/notify-registry.test.ts',
+      'test/notify-http-dispatcher.test.ts',
       'test/silences.test.ts',
       'test/rules-*.test.ts',
       'test/ruletest.test.ts',

@@ -14,7 +14,7 @@ import { buildMessage, type MessageAlert, type NotificationMessage } from '../sr
 import { emailHtml, emailSubject, emailText } from '../src/notify/notifiers/email.js';
 import { webhookPayload } from '../src/notify/notifiers/webhook.js';
 import { NotifierRegistry } from '../src/notify/registry.js';
-import { alert, notifier, tempStores } from './notify-helpers.js';
+import { alert, closedPort, notifier, tempStores } from './notify-helpers.js';
 
 const T0 = Date.UTC(2024, 4, 1, 12, 0, 0);
 const deps = { clock: new ManualClock(T0), log: silentLogger };
@@ -178,5 +178,12 @@ describe('more edges', () => {
     const err = await hook.send(one(), AbortSignal.timeout(10_000)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotifyError);
     expect((err as NotifyError).message).toBe('hook: webhook answered HTTP 300 (not retried)');
+  });
+
+  it('slack webhook mode: a refused connection is retried and named by its code', async () => {
+    const slack = registry.createAll({ slack: notifier({ type: 'slack', webhook_url: `http://127.0.0.1:${await closedPort()}/services/T/B/x` }) }, deps).get('slack')!;
+    const err = await slack.send(one(), AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotifyError);
+    expect([(err as NotifyError).message, (err as NotifyError).retryable]).toEqual(['slack: slack webhook: request ECONNREFUSED', true]);
   });
 });

@@ -3,12 +3,12 @@
  * means for the retry stage (retried or not, Retry-After kept), which failures of an edit mean "post a new parent",
  * and that the token travels only in the Authorization header.
  */
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { NotifyError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
 import { isParentGone, SlackPlatformError, slackApi, type SlackApiConfig } from '../src/notify/notifiers/slack-api.js';
+import { closedPort } from './notify-helpers.js';
 import { SlackApiRecorder } from './slack-api-recorder.js';
 
 const TOKEN = 'xoxb-1111-2222-apiSECRETtoken';
@@ -124,13 +124,7 @@ describe('slack Web API calls', () => {
   });
 
   it('no answer at all (connection refused) is retried and named by its code', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer();
-      s.listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await closedPort();
     const api = slackApi('incidents', { token: TOKEN, api_url: `http://127.0.0.1:${port}/api/`, timeout: 5000 }, { clock: new ManualClock(0), log: silentLogger }, new AbortController().signal);
     const err = await failure(api.post('#risk', content));
     expect([err.message, err.retryable]).toEqual(['incidents: slack chat.postMessage: request ECONNREFUSED', true]);

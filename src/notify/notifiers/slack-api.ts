@@ -113,8 +113,7 @@ function classify(notifier: string, what: string, err: unknown, last: { status?:
   if (last.status === 429) return httpError(notifier, what, 429, last.retryAfter);
   if (e.code === 'slack_webapi_http_error' && typeof e.statusCode === 'number') return httpError(notifier, what, e.statusCode, last.retryAfter);
   if (e.code === 'slack_webapi_platform_error') return new SlackPlatformError(notifier, what, String(e.data?.error ?? 'an unknown error'));
-  // fetch throws `TypeError: fetch failed` with the reason (ECONNREFUSED, a timeout) as its cause: name the reason.
-  if (e.code === 'slack_webapi_request_error') return networkError(notifier, what, (e.original as { cause?: unknown } | undefined)?.cause ?? e.original);
+  if (e.code === 'slack_webapi_request_error') return networkError(notifier, what, e.original);
   return networkError(notifier, what, err);
 }
 
