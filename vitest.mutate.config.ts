@@ -31,6 +31,7 @@ export default defineConfig({
       'test/notify-slack-api.test.ts',
       'test/notify-registry.test.ts',
       'test/notify-http-dispatcher.test.ts',
+      'test/notify-email.test.ts',
       'test/silences.test.ts',
       'test/rules-*.test.ts',
       'test/ruletest.test.ts',
