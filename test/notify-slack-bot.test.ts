@@ -12,6 +12,7 @@ import type { Alert, AlertEvent } from '../src/model.js';
 import { createNotifications, renderNotification, type NotifyConfig } from '../src/notify/index.js';
 import { buildMessage, type MessageAlert } from '../src/notify/message.js';
 import { changeNote, incidentMessage } from '../src/notify/notifiers/slack-incident.js';
+import { NotifierRegistry } from '../src/notify/registry.js';
 import type { Store } from '../src/store/index.js';
 import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
 import { SlackApiRecorder, type SlackApiCall } from './slack-api-recorder.js';
@@ -226,4 +227,47 @@ it('lookout render of a bot-mode notifier shows the parent as chat.postMessage g
   const r = JSON.parse(out) as { method: string; channel: string; blocks: Array<{ text?: { text: string } }> };
   expect([r.method, r.channel, r.blocks[0]!.text!.text]).toEqual(['chat.postMessage', 'C0123456789', ':red_circle: FIRING:1 util [critical]']);
   expect(out).not.toContain(TOKEN);
+});
+
+describe('slack bot mode: a send without the dispatcher’s progress, and a first message that is already RESOLVED', () => {
+  async function direct() {
+    const clock = new ManualClock(T0);
+    const api = await new SlackApiRecorder(clock, TOKEN).start();
+    servers.push(api);
+    const store = stores.open();
+    const bot = new NotifierRegistry()
+      .createAll({ incidents: notifier({ type: 'slack', token: TOKEN, channel: '#risk-alerts', api_url: api.url }) }, { clock, log: createLogger({ write: () => {} }), db: store.db })
+      .get('incidents')!;
+    let n = 0;
+    const send = (alerts: MessageAlert[]) =>
+      bot.send(buildMessage({ dedupKey: `lk-${++n}`, notifier: 'incidents', groupKey: 'g', incident: 'inc-1', groupLabels: { rule: 'util' }, alerts, createdAt: clock.now() }), new AbortController().signal);
+    const calls = () => api.calls.map((c) => `${c.method}${c.args.thread_ts ? ' reply' : ''} ${(c.args.text ?? '').split(' ')[0]}`);
+    return { api, send, calls };
+  }
+  const ma = (entity: string, status: MessageAlert['status']): MessageAlert => ({ status, alert: alert('util', entity) });
+
+  it('without a progress object every message does all its parts: post, then edit and reply; the resolve closes the incident', async () => {
+    const s = await direct();
+    await s.send([ma('m1', 'firing')]);
+    await s.send([ma('m1', 'firing'), ma('m2', 'firing')]);
+    await s.send([ma('m1', 'resolved'), ma('m2', 'resolved')]);
+    await s.send([ma('m3', 'firing')]); // a new incident of the group: a new parent
+    expect(s.calls()).toEqual([
+      'chat.postMessage FIRING:1',
+      'chat.update FIRING:2',
+      'chat.postMessage reply :red_circle:',
+      'chat.update RESOLVED',
+      'chat.postMessage reply :white_check_mark:',
+      'chat.postMessage FIRING:1',
+    ]);
+    expect(s.api.parents().map((c) => c.ts)).toEqual(['1700000000.000001', '1700000000.000004']);
+  });
+
+  it('a first message that already says RESOLVED is posted and keeps no incident: the next firing posts its own parent', async () => {
+    const s = await direct();
+    await s.send([ma('m1', 'resolved')]);
+    await s.send([ma('m1', 'firing')]);
+    expect(s.calls()).toEqual(['chat.postMessage RESOLVED', 'chat.postMessage FIRING:1']);
+    expect(s.api.updates()).toEqual([]);
+  });
 });
