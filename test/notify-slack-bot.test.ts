@@ -11,7 +11,7 @@ import { createLogger } from '../src/log.js';
 import type { Alert, AlertEvent } from '../src/model.js';
 import { createNotifications, renderNotification, type NotifyConfig } from '../src/notify/index.js';
 import { buildMessage, type MessageAlert } from '../src/notify/message.js';
-import { changeNote, incidentMessage } from '../src/notify/notifiers/slack-incident.js';
+import { changeNote, incidentMessage, PARENT_MAX_ALERTS, parentContent } from '../src/notify/notifiers/slack-incident.js';
 import { NotifierRegistry } from '../src/notify/registry.js';
 import type { Store } from '../src/store/index.js';
 import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
@@ -269,5 +269,31 @@ describe('slack bot mode: a send without the dispatcher’s progress, and a firs
     await s.send([ma('m1', 'firing')]);
     expect(s.calls()).toEqual(['chat.postMessage RESOLVED', 'chat.postMessage FIRING:1']);
     expect(s.api.updates()).toEqual([]);
+  });
+});
+
+describe('slack bot mode: a long incident', () => {
+  const many = (n: number, status: MessageAlert['status']): MessageAlert[] => Array.from({ length: n }, (_, i) => ({ status, alert: alert('util', `m${i + 10}`) }));
+  const msg = (alerts: MessageAlert[]) => buildMessage({ dedupKey: 'lk-l', notifier: 'n', groupKey: 'g', incident: 'i', groupLabels: { rule: 'util' }, alerts, createdAt: T0 });
+
+  it('the parent of 30 alerts stays one message of at most 50 blocks: 23 listed, the rest counted', () => {
+    const parent = parentContent(incidentMessage([], msg(many(30, 'firing'))), 50);
+    expect(parent.blocks).toHaveLength(50);
+    const listed = JSON.stringify(parent.blocks).match(/market_id=`m\d+`/g) ?? [];
+    expect(listed).toHaveLength(PARENT_MAX_ALERTS);
+    expect(PARENT_MAX_ALERTS).toBe(23);
+    expect(JSON.stringify(parent.blocks!.at(-2))).toContain('…and *7* more not shown');
+    // A smaller max_alerts of the notifier wins.
+    expect(JSON.stringify(parentContent(incidentMessage([], msg(many(30, 'firing'))), 3).blocks).match(/market_id=`m\d+`/g)).toHaveLength(3);
+  });
+
+  it('the thread reply names five alerts of a long list and counts the rest', () => {
+    const m = msg(many(7, 'firing'));
+    const note = changeNote([], m, incidentMessage([], m));
+    expect(note).toBe(
+      ':red_circle: *7 firing*: WETH/USDC on base (m10), WETH/USDC on base (m11), WETH/USDC on base (m12), WETH/USDC on base (m13), WETH/USDC on base (m14) +2 more\nnow 7 firing',
+    );
+    const five = msg(many(5, 'resolved'));
+    expect(changeNote(many(5, 'firing'), five, incidentMessage(many(5, 'firing'), five))).not.toContain('more');
   });
 });
