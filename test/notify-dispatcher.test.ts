@@ -783,13 +783,16 @@ describe('grouping edges: what a group says after settles, moves, removals and m
     await s.advance(12_000);
     expect(said(s.slack.posts)).toEqual([['FIRING:1', ['m1']], ['FIRING:1', ['m2']]]);
     s.n.silences.add({ matchers: [{ name: 'market_id', op: '=~', value: 'm1|m2|m3' }], endsAt: T0 + 3_600_000, author: 't', comment: 'c' });
+    s.apply([event('resolved', alert('util', 'm1'), s.clock.now())]);
+    await s.advance(30_000, 5000);
+    expect(count(s.results, 'silenced')).toBe(1); // m1's resolve; m2 had nothing new to say
     const m3 = alert('util', 'm3');
-    s.apply([event('resolved', alert('util', 'm1'), s.clock.now()), event('firing', m3, s.clock.now())]);
+    s.apply([event('firing', m3, s.clock.now())]);
     await s.advance(5000);
     s.apply([event('resolved', m3, s.clock.now())]);
     await s.advance(60_000, 5000);
     expect(s.slack.posts).toHaveLength(2);
-    expect(count(s.results, 'silenced')).toBe(1);
+    expect(count(s.results, 'silenced')).toBe(1); // m3 never had anything to say
   });
 
   it('an alert that fired and resolved inside a silence is never heard of, even in a group that was notified', async () => {
@@ -834,5 +837,20 @@ describe('grouping edges: what a group says after settles, moves, removals and m
     old();
     await s.advance(2000);
     expect(said(s.slack.posts)).toEqual([['FIRING:1', ['m1']], ['RESOLVED', ['m1']]]);
+  });
+
+  it('an alert that fires and resolves between two flushes of a group whose other alerts are all muted is never heard of', async () => {
+    const s = await setup({ routes: quick({ group_interval: '10s' }) });
+    s.apply([event('firing', alert('util', 'm0'), T0), event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(1000);
+    s.n.silences.add({ matchers: [{ name: 'market_id', op: '=', value: 'm1' }], endsAt: T0 + 3_600_000, author: 't', comment: 'c' });
+    s.apply([event('resolved', alert('util', 'm0'), s.clock.now())]);
+    await s.advance(20_000);
+    const m2 = alert('util', 'm2');
+    s.apply([event('firing', m2, s.clock.now())]);
+    await s.advance(5000);
+    s.apply([event('resolved', m2, s.clock.now())]);
+    await s.advance(60_000, 5000);
+    expect(said(s.slack.posts)).toEqual([['FIRING:2', ['m0', 'm1']], ['RESOLVED', ['m0']]]);
   });
 });
