@@ -81,3 +81,31 @@ it('Slack bot mode calls the Web API through the given dispatcher', async () => 
   expect((await calls.post('#risk', { text: 'hi' })).ts).toBe('1700000000.000001');
   expect(api.calls.map((c) => c.method)).toEqual(['chat.postMessage']);
 });
+
+it('an answer’s body is read and let go: a webhook that answers 1 MB does not hold the only connection of the dispatcher', async () => {
+  const big = 'x'.repeat(1 << 20);
+  let n = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      n++;
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(big);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.push(() => new Promise((r) => (server.closeAllConnections(), server.close(r))));
+  const agent = new Agent({ connections: 1 });
+  cleanups.push(() => agent.destroy());
+  const hook = new NotifierRegistry()
+    .createAll({ hook: notifier({ type: 'webhook', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`, timeout: '60s' }) }, { clock, log: silentLogger, dispatcher: agent })
+    .get('hook')!;
+  // A body left unread keeps the connection until the attempt's 60 s timeout: the next send would wait for it.
+  const three = (async () => {
+    for (let i = 0; i < 3; i++) await hook.send(message(), new AbortController().signal);
+    return 'sent';
+  })();
+  const deadline = new Promise((r) => setTimeout(() => r('still waiting for the connection'), 10_000).unref());
+  expect(await Promise.race([three, deadline])).toBe('sent');
+  expect(n).toBe(3);
+});
