@@ -96,3 +96,13 @@ it('a relay that echoes the AUTH PLAIN credentials in its refusal: neither they 
   expect(smtp.lines).toContain(`AUTH PLAIN ${blob}`); // the server did get (and echo) them
   expect(got).toEqual(['mail: SMTP EAUTH 535: Invalid login: 535 5.7.8 refused: [redacted] ([redacted]) (not retried)', false]);
 });
+
+it('secure: TLS from the first byte; an untrusted certificate (smtp-server’s own) is refused unless tls_reject_unauthorized is false', async () => {
+  const smtp = await startSmtpRecorder('pw', 'lookout', { secure: true });
+  cleanups.push(() => smtp.stop());
+  const got = await outcome(mailer(smtp.port, { user: 'lookout', pass: 'pw', secure: true }).send(message(), AbortSignal.timeout(10_000)));
+  expect(got).toEqual([expect.stringMatching(/^mail: SMTP ESOCKET: .*certificate/), true]);
+  expect(smtp.mails).toHaveLength(0);
+  expect(await outcome(mailer(smtp.port, { user: 'lookout', pass: 'pw', secure: true, tls_reject_unauthorized: false }).send(message(), AbortSignal.timeout(10_000)))).toBe('sent');
+  expect(smtp.mails).toHaveLength(1);
+});

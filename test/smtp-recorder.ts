@@ -9,10 +9,14 @@ export interface SmtpRecorder {
   stop(): Promise<void>;
 }
 
-/** Starts a recorder that accepts AUTH as `user` with `password` (plain, no TLS: loopback only) and refuses anyone else. */
-export async function startSmtpRecorder(password: string, user = 'lookout'): Promise<SmtpRecorder> {
+/**
+ * Starts a recorder that accepts AUTH as `user` with `password` and refuses anyone else: plain, no TLS (loopback
+ * only), or with `secure` TLS from the first byte under smtp-server's own self-signed certificate.
+ */
+export async function startSmtpRecorder(password: string, user = 'lookout', opts: { secure?: boolean } = {}): Promise<SmtpRecorder> {
   const mails: Buffer[] = [];
   const server = new SMTPServer({
+    ...(opts.secure ? { secure: true } : {}),
     allowInsecureAuth: true,
     disabledCommands: ['STARTTLS'],
     logger: false,

@@ -32,7 +32,7 @@ export function httpError(notifier: string, what: string, status: number, retryA
 export function networkError(notifier: string, what: string, err: unknown): NotifyError {
   const thrown = err as { code?: string; name?: string; cause?: unknown };
   // fetch (the Slack libraries') rejects with `TypeError: fetch failed` and the reason (ECONNREFUSED, ENOTFOUND) as its cause.
-  const e = thrown.code === undefined && thrown.name === 'TypeError' && thrown.cause ? (thrown.cause as typeof thrown) : thrown;
+  const e = thrown.name === 'TypeError' && thrown.cause ? (thrown.cause as typeof thrown) : thrown;
   const why = e.name === 'AbortError' || e.name === 'TimeoutError' ? 'timed out or was aborted' : (e.code ?? e.name ?? 'failed');
   return new NotifyError(`${notifier}: ${what}: request ${why}`, { notifier, retryable: true });
 }
