@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { NotifyError } from '../src/errors.js';
-import { silentLogger } from '../src/log.js';
+import { createLogger, silentLogger } from '../src/log.js';
 import { isParentGone, SlackPlatformError, slackApi, type SlackApiConfig } from '../src/notify/notifiers/slack-api.js';
 import { closedPort } from './notify-helpers.js';
 import { SlackApiRecorder } from './slack-api-recorder.js';
@@ -131,18 +131,43 @@ describe('slack Web API calls', () => {
   });
 
   it('an answer that does not come within the timeout, or an attempt aborted, is retried', async () => {
-    const { server, api } = await setup({ timeout: 100 });
-    const held = server.holdNext('chat.postMessage');
-    const err = await failure(api.post('#risk', content));
-    held.release();
+    const slow = await setup({ timeout: 100 });
+    slow.server.holdNext('chat.postMessage'); // never released: the call must end by its own timeout
+    const err = await failure(slow.api.post('#risk', content));
     expect([err.message, err.retryable]).toEqual(['incidents: slack chat.postMessage: request timed out or was aborted', true]);
+    const { server } = await setup();
     const abort = new AbortController();
     const aborted = slackApi('incidents', { token: TOKEN, api_url: server.url, timeout: 5000 }, { clock: new ManualClock(0), log: silentLogger }, abort.signal);
     const hold = server.holdNext('chat.postMessage');
     const p = failure(aborted.post('#risk', content));
     await hold.reached;
     abort.abort();
-    hold.release();
     expect((await p).retryable).toBe(true);
+  });
+
+  it('a 429 with a long Retry-After fails the attempt at once: the retry stage waits, not the call', async () => {
+    const { server, api } = await setup();
+    server.rateLimitOnce('chat.postMessage', '3600');
+    const deadline = new Promise((r) => setTimeout(() => r('still waiting'), 10_000).unref());
+    const err = await Promise.race([failure(api.post('#risk', content)), deadline]);
+    expect([(err as NotifyError).message, (err as NotifyError).retryAfterMs]).toEqual(['incidents: slack chat.postMessage answered HTTP 429', 3_600_000]);
+  });
+
+  it('a refusal that names no error says so, not retried', async () => {
+    const { server, api } = await setup();
+    server.answerOnce('chat.postMessage', 200, JSON.stringify({ ok: false }));
+    const err = await failure(api.post('#risk', content));
+    expect([err.message, err.retryable]).toEqual(['incidents: slack chat.postMessage answered an unknown error (not retried)', false]);
+  });
+
+  it('warnings Slack sends with an answer go to lookout’s log at debug level, with the notifier', async () => {
+    const { server } = await setup();
+    const lines: string[] = [];
+    const log = createLogger({ level: 'debug', write: (l) => lines.push(l) });
+    const api = slackApi('incidents', { token: TOKEN, api_url: server.url, timeout: 5000 }, { clock: new ManualClock(0), log }, new AbortController().signal);
+    server.answerOnce('chat.postMessage', 200, JSON.stringify({ ok: true, channel: 'C1', ts: '1.1', response_metadata: { warnings: ['superfluous_charset'] } }));
+    await api.post('#risk', content);
+    const warned = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'slack_api_warning');
+    expect(warned.map((l) => [l.level, l.notifier, l.message])).toEqual([['debug', 'incidents', expect.stringMatching(/^superfluous_charset\b/)]]);
   });
 });
