@@ -195,4 +195,16 @@ describe('more edges', () => {
     await hook.send(long, AbortSignal.timeout(10_000));
     expect(slack.posts.map((p) => /part (\d+\/\d+)/.exec(p.raw)?.[1])).toEqual(['1/2', '2/2']);
   });
+
+  it('slack webhook mode: an HTTP error names the webhook and its status; render shows the webhook payloads, not a bot call', async () => {
+    const slack = await new SlackRecorder(deps.clock).start();
+    cleanups.push(() => slack.stop());
+    slack.respond(500);
+    const cfg = notifier({ type: 'slack', webhook_url: slack.url });
+    const err = await registry.createAll({ slack: cfg }, deps).get('slack')!.send(one(), AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+    expect([(err as NotifyError).message, (err as NotifyError).retryable]).toEqual(['slack: slack webhook answered HTTP 500', true]);
+    const rendered = JSON.parse(registry.render('slack', cfg, one(), deps)) as Array<Record<string, unknown>>;
+    expect(rendered.map((p) => [Object.keys(p).sort(), (p.blocks as unknown[]).length])).toEqual([[['blocks', 'text', 'unfurl_links', 'unfurl_media'], 5]]);
+  });
 });
+

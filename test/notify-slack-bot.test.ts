@@ -10,7 +10,7 @@ import { ManualClock } from '../src/clock.js';
 import { createLogger } from '../src/log.js';
 import type { Alert, AlertEvent } from '../src/model.js';
 import { createNotifications, renderNotification, type NotifyConfig } from '../src/notify/index.js';
-import { buildMessage, type MessageAlert } from '../src/notify/message.js';
+import { buildMessage, type DeliveryProgress, type MessageAlert } from '../src/notify/message.js';
 import { changeNote, incidentMessage, PARENT_MAX_ALERTS, parentContent } from '../src/notify/notifiers/slack-incident.js';
 import { NotifierRegistry } from '../src/notify/registry.js';
 import type { Store } from '../src/store/index.js';
@@ -297,3 +297,52 @@ describe('slack bot mode: a long incident', () => {
     expect(changeNote(many(5, 'firing'), five, incidentMessage(many(5, 'firing'), five))).not.toContain('more');
   });
 });
+
+describe('slack bot mode: stored state and resends', () => {
+  async function direct() {
+    const clock = new ManualClock(T0);
+    const api = await new SlackApiRecorder(clock, TOKEN).start();
+    servers.push(api);
+    return { clock, api, store: stores.open() };
+  }
+  const bot = (d: { clock: ManualClock; api: SlackApiRecorder; store: Store }) =>
+    new NotifierRegistry()
+      .createAll({ incidents: notifier({ type: 'slack', token: TOKEN, channel: '#risk-alerts', api_url: d.api.url }) }, { clock: d.clock, log: createLogger({ write: () => {} }), db: d.store.db })
+      .get('incidents')!;
+  const msg = (alerts: MessageAlert[], over: Partial<Parameters<typeof buildMessage>[0]> = {}) =>
+    buildMessage({ dedupKey: 'lk-s', notifier: 'incidents', groupKey: 'g', groupLabels: { rule: 'util' }, alerts, createdAt: T0, ...over });
+  const ma = (entity: string, status: MessageAlert['status']): MessageAlert => ({ status, alert: alert('util', entity) });
+
+  it('refuses to start without the store it keeps its parents in', () => {
+    const make = () => new NotifierRegistry().createAll({ incidents: notifier({ type: 'slack', token: TOKEN, channel: '#c' }) }, { clock: new ManualClock(T0), log: createLogger({ write: () => {} }) });
+    expect(make).toThrow(expect.objectContaining({ code: 'E_NOTIFIER_STORE', message: 'incidents: slack bot mode keeps its messages in the store, and none was given' }));
+  });
+
+  it('a message stored before incidents existed (schema 7) keeps its group’s parent: edited, not posted again', async () => {
+    const d = await direct();
+    const b = bot(d);
+    await b.send(msg([ma('m1', 'firing')]), new AbortController().signal);
+    await b.send(msg([ma('m1', 'firing'), ma('m2', 'firing')]), new AbortController().signal);
+    expect(d.api.parents()).toHaveLength(1);
+    expect(d.api.updates().map((c) => c.status)).toEqual([200]);
+    expect(d.store.db.prepare(`SELECT incident FROM notify_slack_threads`).all()).toEqual([{ incident: 'group:g' }]);
+  });
+
+  it('a resend after every part went (a restart before the delivery was recorded) posts nothing again', async () => {
+    const d = await direct();
+    const b = bot(d);
+    const done: DeliveryProgress = { partsSent: 2, beforePart: async () => {}, partSent: () => {} };
+    // A first message already RESOLVED keeps no parent: its resend finds none and must not post another.
+    const first = msg([ma('m1', 'resolved')], { incident: 'inc-r' });
+    await b.send(first, new AbortController().signal);
+    await b.send(first, new AbortController().signal, done);
+    expect(d.api.calls.map((c) => c.method)).toEqual(['chat.postMessage']);
+  });
+
+  it('the parent drops a firing alert the new message leaves out (muted or gone); it keeps the resolved ones it showed', () => {
+    const m = msg([ma('m3', 'firing')], { incident: 'i' });
+    const shown = [ma('m1', 'firing'), ma('m2', 'resolved'), ma('m3', 'firing')];
+    expect(incidentMessage(shown, m).alerts.map((a) => `${a.status} ${a.alert.entity}`)).toEqual(['firing m3', 'resolved m2']);
+  });
+});
+
