@@ -3,6 +3,7 @@
  * means for the retry stage (retried or not, Retry-After kept), which failures of an edit mean "post a new parent",
  * and that the token travels only in the Authorization header.
  */
+import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { NotifyError } from '../src/errors.js';
@@ -13,15 +14,24 @@ import { SlackApiRecorder } from './slack-api-recorder.js';
 
 const TOKEN = 'xoxb-1111-2222-apiSECRETtoken';
 const servers: SlackApiRecorder[] = [];
+const agents: Agent[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.stop();
+  for (const a of agents.splice(0)) await a.destroy();
 });
+
+/** The calls' deps: a connection pool of the test's own, so no keep-alive socket of an earlier test (to a port since reused) is picked up. */
+function deps(log = silentLogger) {
+  const dispatcher = new Agent();
+  agents.push(dispatcher);
+  return { clock: new ManualClock(0), log, dispatcher };
+}
 
 async function setup(cfg: Partial<SlackApiConfig> = {}) {
   const clock = new ManualClock(1_700_000_000_000);
   const server = await new SlackApiRecorder(clock, TOKEN).start();
   servers.push(server);
-  const api = slackApi('incidents', { token: TOKEN, api_url: server.url, timeout: 5000, ...cfg }, { clock, log: silentLogger }, new AbortController().signal);
+  const api = slackApi('incidents', { token: TOKEN, api_url: server.url, timeout: 5000, ...cfg }, deps(), new AbortController().signal);
   return { server, api };
 }
 
@@ -56,7 +66,7 @@ describe('slack Web API calls', () => {
 
   it('an api_url without the trailing slash reaches the same methods', async () => {
     const { server } = await setup();
-    const api = slackApi('incidents', { token: TOKEN, api_url: server.url.replace(/\/$/, ''), timeout: 5000 }, { clock: new ManualClock(0), log: silentLogger }, new AbortController().signal);
+    const api = slackApi('incidents', { token: TOKEN, api_url: server.url.replace(/\/$/, ''), timeout: 5000 }, deps(), new AbortController().signal);
     await api.post('#risk', content);
     expect(server.calls.map((c) => c.method)).toEqual(['chat.postMessage']);
   });
@@ -125,23 +135,25 @@ describe('slack Web API calls', () => {
 
   it('no answer at all (connection refused) is retried and named by its code', async () => {
     const port = await closedPort();
-    const api = slackApi('incidents', { token: TOKEN, api_url: `http://127.0.0.1:${port}/api/`, timeout: 5000 }, { clock: new ManualClock(0), log: silentLogger }, new AbortController().signal);
+    const api = slackApi('incidents', { token: TOKEN, api_url: `http://127.0.0.1:${port}/api/`, timeout: 5000 }, deps(), new AbortController().signal);
     const err = await failure(api.post('#risk', content));
     expect([err.message, err.retryable]).toEqual(['incidents: slack chat.postMessage: request ECONNREFUSED', true]);
   });
 
   it('an answer that does not come within the timeout, or an attempt aborted, is retried', async () => {
     const slow = await setup({ timeout: 100 });
-    slow.server.holdNext('chat.postMessage'); // never released: the call must end by its own timeout
+    const held = slow.server.holdNext('chat.postMessage'); // released only after the call ended by its own timeout
     const err = await failure(slow.api.post('#risk', content));
+    held.release();
     expect([err.message, err.retryable]).toEqual(['incidents: slack chat.postMessage: request timed out or was aborted', true]);
     const { server } = await setup();
     const abort = new AbortController();
-    const aborted = slackApi('incidents', { token: TOKEN, api_url: server.url, timeout: 5000 }, { clock: new ManualClock(0), log: silentLogger }, abort.signal);
+    const aborted = slackApi('incidents', { token: TOKEN, api_url: server.url, timeout: 5000 }, deps(), abort.signal);
     const hold = server.holdNext('chat.postMessage');
     const p = failure(aborted.post('#risk', content));
     await hold.reached;
     abort.abort();
+    hold.release();
     expect((await p).retryable).toBe(true);
   });
 
@@ -164,7 +176,7 @@ describe('slack Web API calls', () => {
     const { server } = await setup();
     const lines: string[] = [];
     const log = createLogger({ level: 'debug', write: (l) => lines.push(l) });
-    const api = slackApi('incidents', { token: TOKEN, api_url: server.url, timeout: 5000 }, { clock: new ManualClock(0), log }, new AbortController().signal);
+    const api = slackApi('incidents', { token: TOKEN, api_url: server.url, timeout: 5000 }, deps(log), new AbortController().signal);
     server.answerOnce('chat.postMessage', 200, JSON.stringify({ ok: true, channel: 'C1', ts: '1.1', response_metadata: { warnings: ['superfluous_charset'] } }));
     await api.post('#risk', content);
     const warned = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'slack_api_warning');
