@@ -32,6 +32,7 @@ export default defineConfig({
       'test/notify-registry.test.ts',
       'test/notify-http-dispatcher.test.ts',
       'test/notify-email.test.ts',
+      'test/notify-gate.test.ts',
       'test/silences.test.ts',
       'test/rules-*.test.ts',
       'test/ruletest.test.ts',
