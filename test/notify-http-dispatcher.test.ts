@@ -11,17 +11,20 @@ import { afterEach, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
 import { fetchAdoptable } from '../src/notify/adopt.js';
+import { createNotifications } from '../src/notify/index.js';
 import { buildMessage } from '../src/notify/message.js';
 import { slackApi } from '../src/notify/notifiers/slack-api.js';
 import { NotifierRegistry } from '../src/notify/registry.js';
-import { alert, notifier } from './notify-helpers.js';
+import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
 import { SlackApiRecorder } from './slack-api-recorder.js';
 
 const T0 = 1_700_000_000_000;
 const clock = new ManualClock(T0);
 const cleanups: Array<() => Promise<unknown> | void> = [];
+const stores = tempStores();
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
+  stores.cleanup();
 });
 
 /** A loopback server that answers 200 (`[]` to a GET) and records each request's method, host header and path. */
@@ -64,6 +67,29 @@ it('webhook, Alertmanager and Slack webhook mode send through the given dispatch
   );
   for (const n of made.values()) await n.send(message(), new AbortController().signal);
   expect(srv.got).toEqual(['POST hooks.invalid:8080 /lookout', 'POST am.invalid:8080 /api/v2/alerts', 'POST slack.invalid:8080 /services/T/B/x']);
+});
+
+it('createNotifications hands its `http` dispatcher to the notifiers it builds', async () => {
+  const srv = await recorder();
+  const store = stores.open();
+  const manual = new ManualClock(T0);
+  const n = createNotifications({
+    db: store.db,
+    clock: manual,
+    http: pinnedTo(srv.port),
+    config: {
+      notifiers: { hook: notifier({ type: 'webhook', url: 'http://hooks.invalid:8080/lookout' }) },
+      routes: [route({ default: true, notify: ['hook'], group_wait: '0s' })],
+      delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000 },
+      watchdog: { enabled: false, severity: 'info' },
+    },
+  });
+  cleanups.push(() => n.close());
+  n.outbox.enqueue([event('firing', alert('util', 'm1'), T0)], T0);
+  manual.advance(1000);
+  await n.dispatcher.runDue();
+  await n.dispatcher.runDue();
+  expect(srv.got).toEqual(['POST hooks.invalid:8080 /lookout']);
 });
 
 it('the Alertmanager adoption read at start goes through the given dispatcher', async () => {
