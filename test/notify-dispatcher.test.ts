@@ -28,6 +28,8 @@ async function setup(
     pager?: boolean;
     /** Rules' own `notify` lists (rule → notifier names). */
     ruleNotify?: ReadonlyMap<string, readonly string[]>;
+    /** `server.external_url`: messages link each alert to its page. */
+    externalUrl?: string;
   } = {},
 ) {
   const clock = new ManualClock(T0);
@@ -48,6 +50,7 @@ async function setup(
     inhibit: opts.inhibit,
     delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000, ...opts.delivery },
     watchdog: { enabled: false, severity: 'info' },
+    ...(opts.externalUrl ? { server: { external_url: opts.externalUrl } } : {}),
   };
   const notifications = (db: Store['db']) =>
     createNotifications({
@@ -649,5 +652,205 @@ describe('Routing on its own', () => {
     expect(effectiveTiming(t, slack)).toEqual(t);
     const { send_resolved_when_muted: _, ...old } = t; // a group persisted before the setting existed
     expect(effectiveTiming(old, slack).send_resolved_when_muted).toBe(true);
+  });
+});
+
+describe('grouping edges: what a group says after settles, moves, removals and mutes', () => {
+  /** Each post's first word (FIRING:n or RESOLVED) and the markets it lists. */
+  const said = (posts: SlackPost[]) => posts.map((p) => [p.body.text.split(' ')[0], [...new Set([...p.raw.matchAll(/\((m\d+)\)/g)].map((m) => m[1]))].sort()]);
+  const quick = (over: Record<string, unknown> = {}) => [
+    route({ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s', group_interval: '1m', repeat_interval: '10m', ...over }),
+  ];
+
+  it('a flapping alert that settles firing is announced FIRING and repeats again; one that settles resolved gets its RESOLVED', async () => {
+    const s = await setup({ routes: quick() });
+    const a = alert('util', 'm1', { flapping: true });
+    const b = alert('other', 'm2', { flapping: true });
+    s.apply([event('flapping', a, T0), event('flapping', b, T0)]);
+    await s.advance(1000);
+    s.firing.set(a.fingerprint, { ...a, flapping: false }); // the engine has it firing (apply() tracks only firing events)
+    s.apply([
+      { type: 'settled', at: s.clock.now(), alert: { ...a, flapping: false } },
+      { type: 'settled', at: s.clock.now(), alert: { ...b, flapping: false, state: 'resolved', resolved_at: s.clock.now() } },
+    ]);
+    await s.advance(60_000);
+    const util = (p: SlackPost) => p.body.text.includes(' util ');
+    expect(said(s.slack.posts.filter(util))).toEqual([['FIRING:1', ['m1']], ['FIRING:1', ['m1']]]);
+    expect(s.slack.posts.filter(util)[1]!.raw).not.toContain('FLAPPING');
+    expect(said(s.slack.posts.filter((p) => !util(p)))).toEqual([['FIRING:1', ['m2']], ['RESOLVED', ['m2']]]);
+    await s.advance(10 * 60_000, 60_000); // settled firing: it repeats again (a flapping one would not)
+    expect(said(s.slack.posts.filter(util))).toHaveLength(3);
+  });
+
+  it('a watchdog turned off leaves its group quietly: no RESOLVED, no more repeats', async () => {
+    const s = await setup({ routes: quick() });
+    const cfg = (enabled: boolean): NotifyConfig => ({
+      notifiers: { slack: notifier({ type: 'slack', webhook_url: s.slack.url }) },
+      routes: quick(),
+      delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000 },
+      watchdog: { enabled, severity: 'info' },
+    });
+    s.n.reload(cfg(true));
+    await s.advance(1000);
+    expect(s.slack.posts.map((p) => p.body.text.split(' ').slice(0, 2).join(' '))).toEqual(['FIRING:1 watchdog']);
+    s.n.reload(cfg(false));
+    await s.advance(30 * 60_000, 60_000);
+    expect(s.slack.posts).toHaveLength(1);
+    expect(s.n.dispatcher.pending()).toBe(0);
+  });
+
+  it('an alert whose group label changed moves to its new group: listed there, never again in the old one', async () => {
+    const s = await setup({ routes: quick({ group_by: ['severity'] }) });
+    s.apply([event('firing', alert('util', 'm1', { severity: 'warning' }), T0), event('firing', alert('util', 'm2', { severity: 'warning' }), T0)]);
+    await s.advance(1000);
+    s.apply([event('firing', alert('util', 'm1', { severity: 'critical' }), s.clock.now())]);
+    await s.advance(25 * 60_000, 60_000);
+    const posts = s.slack.posts.map((p) => [/\((severity=)?(warning|critical)\)/.exec(p.body.text)?.[2] ?? p.body.text, said([p])[0]![1]]);
+    expect(posts.filter(([g]) => g === 'warning').map(([, m]) => m)).toEqual([['m1', 'm2'], ['m2'], ['m2']]);
+    expect(posts.filter(([g]) => g === 'critical').map(([, m]) => m)).toEqual([['m1'], ['m1'], ['m1']]);
+  });
+
+  it('an alert that resolves and fires again within one group_interval is not announced again: the last message still says it fires', async () => {
+    const s = await setup({ routes: quick() });
+    const m1 = alert('util', 'm1');
+    s.apply([event('firing', m1, T0), event('firing', alert('util', 'm2'), T0)]);
+    await s.advance(1000);
+    s.apply([event('resolved', m1, s.clock.now())]);
+    await s.advance(20_000);
+    s.apply([event('firing', m1, s.clock.now())]);
+    await s.advance(9 * 60_000, 10_000);
+    expect(said(s.slack.posts)).toEqual([['FIRING:2', ['m1', 'm2']]]);
+    await s.advance(60_000, 10_000); // repeat_interval: both again
+    expect(said(s.slack.posts)).toEqual([['FIRING:2', ['m1', 'm2']], ['FIRING:2', ['m1', 'm2']]]);
+  });
+
+  it('a reload’s new repeat_interval applies to a group from its next event', async () => {
+    const s = await setup({ routes: quick({ repeat_interval: '4h' }) });
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(1000);
+    s.n.reload({
+      notifiers: { slack: notifier({ type: 'slack', webhook_url: s.slack.url, rate_limit: 1 }) },
+      routes: quick({ repeat_interval: '10m' }),
+      delivery: { backoff: 1000, max_backoff: 60_000, give_up_after: 3_600_000 },
+      watchdog: { enabled: false, severity: 'info' },
+    });
+    s.apply([event('firing', alert('util', 'm2'), s.clock.now())]);
+    await s.advance(60_000, 10_000);
+    expect(said(s.slack.posts)).toEqual([['FIRING:1', ['m1']], ['FIRING:2', ['m1', 'm2']]]);
+    await s.advance(10 * 60_000, 10_000);
+    expect(said(s.slack.posts)).toHaveLength(3);
+  });
+
+  it('an alert the engine no longer has firing (its rule removed) leaves its group quietly: the repeat lists the others, no RESOLVED', async () => {
+    const s = await setup({ routes: quick() });
+    s.apply([event('firing', alert('util', 'm1'), T0), event('firing', alert('util', 'm2'), T0)]);
+    await s.advance(1000);
+    s.firing.delete('util/m1');
+    await s.advance(30 * 60_000, 60_000);
+    expect(said(s.slack.posts)).toEqual([['FIRING:2', ['m1', 'm2']], ['FIRING:1', ['m2']], ['FIRING:1', ['m2']], ['FIRING:1', ['m2']]]);
+  });
+
+  it('an alert that fires and resolves within group_wait is never heard of', async () => {
+    const s = await setup(); // group_wait 10s, send_resolved
+    const m1 = alert('util', 'm1');
+    s.apply([event('firing', m1, T0)]);
+    await s.advance(5000);
+    s.apply([event('resolved', m1, s.clock.now())]);
+    await s.advance(5 * 60_000, 5000);
+    expect(s.slack.posts).toHaveLength(0);
+    expect(s.n.dispatcher.pending()).toBe(0);
+  });
+
+  it('when the whole group resolves, its RESOLVED goes out even if some of its alerts were never announced', async () => {
+    const s = await setup({ routes: quick() });
+    const [m1, m2] = [alert('util', 'm1'), alert('util', 'm2')];
+    s.apply([event('firing', m1, T0)]);
+    await s.advance(1000);
+    s.apply([event('firing', m2, s.clock.now())]);
+    await s.advance(10_000);
+    s.apply([event('resolved', m2, s.clock.now())]);
+    await s.advance(10_000);
+    s.apply([event('resolved', m1, s.clock.now())]);
+    await s.advance(2000);
+    expect(said(s.slack.posts)).toEqual([['FIRING:1', ['m1']], ['RESOLVED', ['m1', 'm2']]]);
+  });
+
+  it('silenced outcomes count only alerts that had something to say: a new firing, or the resolve of an announced one', async () => {
+    // m1 and m2 announced; then m1 resolves and m2 keeps firing, both silenced; m3 fires and resolves within its
+    // group_wait, silenced. Only m1's resolve was held back (send_resolved_when_muted: false): one `silenced`.
+    const s = await setup({ routes: quick({ group_by: ['market_id'], group_wait: '10s', group_interval: '10s', repeat_interval: '1h', send_resolved_when_muted: false }) });
+    s.apply([event('firing', alert('util', 'm1'), T0), event('firing', alert('util', 'm2'), T0)]);
+    await s.advance(12_000);
+    expect(said(s.slack.posts)).toEqual([['FIRING:1', ['m1']], ['FIRING:1', ['m2']]]);
+    s.n.silences.add({ matchers: [{ name: 'market_id', op: '=~', value: 'm1|m2|m3' }], endsAt: T0 + 3_600_000, author: 't', comment: 'c' });
+    s.apply([event('resolved', alert('util', 'm1'), s.clock.now())]);
+    await s.advance(30_000, 5000);
+    expect(count(s.results, 'silenced')).toBe(1); // m1's resolve; m2 had nothing new to say
+    const m3 = alert('util', 'm3');
+    s.apply([event('firing', m3, s.clock.now())]);
+    await s.advance(5000);
+    s.apply([event('resolved', m3, s.clock.now())]);
+    await s.advance(60_000, 5000);
+    expect(s.slack.posts).toHaveLength(2);
+    expect(count(s.results, 'silenced')).toBe(1); // m3 never had anything to say
+  });
+
+  it('an alert that fired and resolved inside a silence is never heard of, even in a group that was notified', async () => {
+    const s = await setup({ routes: quick({ group_interval: '10s' }) });
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(1000);
+    s.n.silences.add({ matchers: [{ name: 'market_id', op: '=', value: 'm2' }], endsAt: T0 + 3_600_000, author: 't', comment: 'c' });
+    const m2 = alert('util', 'm2');
+    s.apply([event('firing', m2, s.clock.now())]);
+    await s.advance(20_000);
+    s.apply([event('resolved', m2, s.clock.now())]);
+    await s.advance(5 * 60_000, 10_000);
+    expect(said(s.slack.posts)).toEqual([['FIRING:1', ['m1']]]);
+    expect(count(s.results, 'silenced')).toBe(1); // m2's firing, once
+  });
+
+  it('a message lists firing alerts before flapping ones, each group by entity', async () => {
+    const s = await setup({ routes: quick() });
+    const flap = (e: string) => event('flapping', alert('util', e, { flapping: true }), T0);
+    s.apply([flap('ma'), event('firing', alert('util', 'md'), T0), flap('mc'), event('firing', alert('util', 'mb'), T0)]);
+    await s.advance(1000);
+    const [d] = s.n.dispatcher.deliveries.list();
+    expect(d!.message.alerts.map((a) => `${a.status} ${a.alert.entity}`)).toEqual(['firing mb', 'firing md', 'flapping ma', 'flapping mc']);
+  });
+
+  it('with server.external_url each alert of a message links to its page', async () => {
+    const s = await setup({ routes: quick(), externalUrl: 'https://lookout.example/' });
+    s.apply([event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(1000);
+    expect(s.slack.posts[0]!.raw).toContain('<https://lookout.example/alerts/util%2Fm1|chart and history>');
+  });
+
+  it('a group stored before send_resolved_when_muted existed still sends the RESOLVED of an announced alert muted by then', async () => {
+    const s = await setup({ routes: quick() });
+    const m1 = alert('util', 'm1');
+    const old = () => s.store.db.prepare(`UPDATE notify_outbox SET timing = json_remove(timing, '$.send_resolved_when_muted')`).run();
+    s.apply([event('firing', m1, T0)]);
+    old();
+    await s.advance(1000);
+    s.n.silences.add({ matchers: [{ name: 'market_id', op: '=', value: 'm1' }], endsAt: T0 + 3_600_000, author: 't', comment: 'c' });
+    s.apply([event('resolved', m1, s.clock.now())]);
+    old();
+    await s.advance(2000);
+    expect(said(s.slack.posts)).toEqual([['FIRING:1', ['m1']], ['RESOLVED', ['m1']]]);
+  });
+
+  it('an alert that fires and resolves between two flushes of a group whose other alerts are all muted is never heard of', async () => {
+    const s = await setup({ routes: quick({ group_interval: '10s' }) });
+    s.apply([event('firing', alert('util', 'm0'), T0), event('firing', alert('util', 'm1'), T0)]);
+    await s.advance(1000);
+    s.n.silences.add({ matchers: [{ name: 'market_id', op: '=', value: 'm1' }], endsAt: T0 + 3_600_000, author: 't', comment: 'c' });
+    s.apply([event('resolved', alert('util', 'm0'), s.clock.now())]);
+    await s.advance(20_000);
+    const m2 = alert('util', 'm2');
+    s.apply([event('firing', m2, s.clock.now())]);
+    await s.advance(5000);
+    s.apply([event('resolved', m2, s.clock.now())]);
+    await s.advance(60_000, 5000);
+    expect(said(s.slack.posts)).toEqual([['FIRING:2', ['m0', 'm1']], ['RESOLVED', ['m0']]]);
   });
 });

@@ -1,7 +1,7 @@
 /** Shared fixtures for the notify tests: a temp store, alerts, a recording Slack server on loopback. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../src/clock.js';
@@ -194,4 +194,13 @@ export class ManualTimers {
     }
     return due.length;
   }
+}
+
+/** A loopback port nothing listens on (bound, then closed): a connection to it is refused. */
+export async function closedPort(): Promise<number> {
+  const s = createTcpServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
 }

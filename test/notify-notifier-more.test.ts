@@ -14,7 +14,7 @@ import { buildMessage, type MessageAlert, type NotificationMessage } from '../sr
 import { emailHtml, emailSubject, emailText } from '../src/notify/notifiers/email.js';
 import { webhookPayload } from '../src/notify/notifiers/webhook.js';
 import { NotifierRegistry } from '../src/notify/registry.js';
-import { alert, notifier, tempStores } from './notify-helpers.js';
+import { alert, closedPort, notifier, SlackRecorder, tempStores } from './notify-helpers.js';
 
 const T0 = Date.UTC(2024, 4, 1, 12, 0, 0);
 const deps = { clock: new ManualClock(T0), log: silentLogger };
@@ -179,4 +179,32 @@ describe('more edges', () => {
     expect(err).toBeInstanceOf(NotifyError);
     expect((err as NotifyError).message).toBe('hook: webhook answered HTTP 300 (not retried)');
   });
+
+  it('slack webhook mode: a refused connection is retried and named by its code', async () => {
+    const slack = registry.createAll({ slack: notifier({ type: 'slack', webhook_url: `http://127.0.0.1:${await closedPort()}/services/T/B/x` }) }, deps).get('slack')!;
+    const err = await slack.send(one(), AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotifyError);
+    expect([(err as NotifyError).message, (err as NotifyError).retryable]).toEqual(['slack: slack webhook: request ECONNREFUSED', true]);
+  });
+
+  it('slack webhook mode without the dispatcher’s progress posts every part of a long message, in order', async () => {
+    const slack = await new SlackRecorder(deps.clock).start();
+    cleanups.push(() => slack.stop());
+    const hook = registry.createAll({ slack: notifier({ type: 'slack', webhook_url: slack.url, max_alerts: 45 }) }, deps).get('slack')!;
+    const long = msg(Array.from({ length: 30 }, (_, i) => ({ status: 'firing' as const, alert: alert('util', `m${i}`) })));
+    await hook.send(long, AbortSignal.timeout(10_000));
+    expect(slack.posts.map((p) => /part (\d+\/\d+)/.exec(p.raw)?.[1])).toEqual(['1/2', '2/2']);
+  });
+
+  it('slack webhook mode: an HTTP error names the webhook and its status; render shows the webhook payloads, not a bot call', async () => {
+    const slack = await new SlackRecorder(deps.clock).start();
+    cleanups.push(() => slack.stop());
+    slack.respond(500);
+    const cfg = notifier({ type: 'slack', webhook_url: slack.url });
+    const err = await registry.createAll({ slack: cfg }, deps).get('slack')!.send(one(), AbortSignal.timeout(10_000)).catch((e: unknown) => e);
+    expect([(err as NotifyError).message, (err as NotifyError).retryable]).toEqual(['slack: slack webhook answered HTTP 500', true]);
+    const rendered = JSON.parse(registry.render('slack', cfg, one(), deps)) as Array<Record<string, unknown>>;
+    expect(rendered.map((p) => [Object.keys(p).sort(), (p.blocks as unknown[]).length])).toEqual([[['blocks', 'text', 'unfurl_links', 'unfurl_media'], 5]]);
+  });
 });
+

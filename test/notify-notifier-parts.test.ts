@@ -85,6 +85,9 @@ describe('HTTP classification', () => {
     expect(e(Object.assign(new Error('x'), { name: 'TimeoutError' })).message).toBe('hook: webhook: request timed out or was aborted');
     expect(e({ code: 'ECONNRESET', name: 'Error' }).message).toBe('hook: webhook: request ECONNRESET');
     expect(e({ name: 'TypeError' }).message).toBe('hook: webhook: request TypeError');
+    // fetch's `TypeError: fetch failed` names its cause; another error's cause is not read.
+    expect(e({ name: 'TypeError', message: 'fetch failed', cause: { code: 'ECONNREFUSED', name: 'Error' } }).message).toBe('hook: webhook: request ECONNREFUSED');
+    expect(e({ name: 'Error', cause: { code: 'ECONNREFUSED' } }).message).toBe('hook: webhook: request Error');
     expect(e({}).message).toBe('hook: webhook: request failed');
     expect(e({}).retryable).toBe(true);
     expect(e({}).notifier).toBe('hook');

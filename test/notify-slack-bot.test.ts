@@ -10,8 +10,9 @@ import { ManualClock } from '../src/clock.js';
 import { createLogger } from '../src/log.js';
 import type { Alert, AlertEvent } from '../src/model.js';
 import { createNotifications, renderNotification, type NotifyConfig } from '../src/notify/index.js';
-import { buildMessage, type MessageAlert } from '../src/notify/message.js';
-import { changeNote, incidentMessage } from '../src/notify/notifiers/slack-incident.js';
+import { buildMessage, type DeliveryProgress, type MessageAlert } from '../src/notify/message.js';
+import { changeNote, incidentMessage, PARENT_MAX_ALERTS, parentContent } from '../src/notify/notifiers/slack-incident.js';
+import { NotifierRegistry } from '../src/notify/registry.js';
 import type { Store } from '../src/store/index.js';
 import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
 import { SlackApiRecorder, type SlackApiCall } from './slack-api-recorder.js';
@@ -227,3 +228,121 @@ it('lookout render of a bot-mode notifier shows the parent as chat.postMessage g
   expect([r.method, r.channel, r.blocks[0]!.text!.text]).toEqual(['chat.postMessage', 'C0123456789', ':red_circle: FIRING:1 util [critical]']);
   expect(out).not.toContain(TOKEN);
 });
+
+describe('slack bot mode: a send without the dispatcher’s progress, and a first message that is already RESOLVED', () => {
+  async function direct() {
+    const clock = new ManualClock(T0);
+    const api = await new SlackApiRecorder(clock, TOKEN).start();
+    servers.push(api);
+    const store = stores.open();
+    const bot = new NotifierRegistry()
+      .createAll({ incidents: notifier({ type: 'slack', token: TOKEN, channel: '#risk-alerts', api_url: api.url }) }, { clock, log: createLogger({ write: () => {} }), db: store.db })
+      .get('incidents')!;
+    let n = 0;
+    const send = (alerts: MessageAlert[]) =>
+      bot.send(buildMessage({ dedupKey: `lk-${++n}`, notifier: 'incidents', groupKey: 'g', incident: 'inc-1', groupLabels: { rule: 'util' }, alerts, createdAt: clock.now() }), new AbortController().signal);
+    const calls = () => api.calls.map((c) => `${c.method}${c.args.thread_ts ? ' reply' : ''} ${(c.args.text ?? '').split(' ')[0]}`);
+    return { api, send, calls };
+  }
+  const ma = (entity: string, status: MessageAlert['status']): MessageAlert => ({ status, alert: alert('util', entity) });
+
+  it('without a progress object every message does all its parts: post, then edit and reply; the resolve closes the incident', async () => {
+    const s = await direct();
+    await s.send([ma('m1', 'firing')]);
+    await s.send([ma('m1', 'firing'), ma('m2', 'firing')]);
+    await s.send([ma('m1', 'resolved'), ma('m2', 'resolved')]);
+    await s.send([ma('m3', 'firing')]); // a new incident of the group: a new parent
+    expect(s.calls()).toEqual([
+      'chat.postMessage FIRING:1',
+      'chat.update FIRING:2',
+      'chat.postMessage reply :red_circle:',
+      'chat.update RESOLVED',
+      'chat.postMessage reply :white_check_mark:',
+      'chat.postMessage FIRING:1',
+    ]);
+    expect(s.api.parents().map((c) => c.ts)).toEqual(['1700000000.000001', '1700000000.000004']);
+  });
+
+  it('a first message that already says RESOLVED is posted and keeps no incident: the next firing posts its own parent', async () => {
+    const s = await direct();
+    await s.send([ma('m1', 'resolved')]);
+    await s.send([ma('m1', 'firing')]);
+    expect(s.calls()).toEqual(['chat.postMessage RESOLVED', 'chat.postMessage FIRING:1']);
+    expect(s.api.updates()).toEqual([]);
+  });
+});
+
+describe('slack bot mode: a long incident', () => {
+  const many = (n: number, status: MessageAlert['status']): MessageAlert[] => Array.from({ length: n }, (_, i) => ({ status, alert: alert('util', `m${i + 10}`) }));
+  const msg = (alerts: MessageAlert[]) => buildMessage({ dedupKey: 'lk-l', notifier: 'n', groupKey: 'g', incident: 'i', groupLabels: { rule: 'util' }, alerts, createdAt: T0 });
+
+  it('the parent of 30 alerts stays one message of at most 50 blocks: 23 listed, the rest counted', () => {
+    const parent = parentContent(incidentMessage([], msg(many(30, 'firing'))), 50);
+    expect(parent.blocks).toHaveLength(50);
+    const listed = JSON.stringify(parent.blocks).match(/market_id=`m\d+`/g) ?? [];
+    expect(listed).toHaveLength(PARENT_MAX_ALERTS);
+    expect(PARENT_MAX_ALERTS).toBe(23);
+    expect(JSON.stringify(parent.blocks!.at(-2))).toContain('…and *7* more not shown');
+    // A smaller max_alerts of the notifier wins.
+    expect(JSON.stringify(parentContent(incidentMessage([], msg(many(30, 'firing'))), 3).blocks).match(/market_id=`m\d+`/g)).toHaveLength(3);
+  });
+
+  it('the thread reply names five alerts of a long list and counts the rest', () => {
+    const m = msg(many(7, 'firing'));
+    const note = changeNote([], m, incidentMessage([], m));
+    expect(note).toBe(
+      ':red_circle: *7 firing*: WETH/USDC on base (m10), WETH/USDC on base (m11), WETH/USDC on base (m12), WETH/USDC on base (m13), WETH/USDC on base (m14) +2 more\nnow 7 firing',
+    );
+    const five = msg(many(5, 'resolved'));
+    expect(changeNote(many(5, 'firing'), five, incidentMessage(many(5, 'firing'), five))).not.toContain('more');
+  });
+});
+
+describe('slack bot mode: stored state and resends', () => {
+  async function direct() {
+    const clock = new ManualClock(T0);
+    const api = await new SlackApiRecorder(clock, TOKEN).start();
+    servers.push(api);
+    return { clock, api, store: stores.open() };
+  }
+  const bot = (d: { clock: ManualClock; api: SlackApiRecorder; store: Store }) =>
+    new NotifierRegistry()
+      .createAll({ incidents: notifier({ type: 'slack', token: TOKEN, channel: '#risk-alerts', api_url: d.api.url }) }, { clock: d.clock, log: createLogger({ write: () => {} }), db: d.store.db })
+      .get('incidents')!;
+  const msg = (alerts: MessageAlert[], over: Partial<Parameters<typeof buildMessage>[0]> = {}) =>
+    buildMessage({ dedupKey: 'lk-s', notifier: 'incidents', groupKey: 'g', groupLabels: { rule: 'util' }, alerts, createdAt: T0, ...over });
+  const ma = (entity: string, status: MessageAlert['status']): MessageAlert => ({ status, alert: alert('util', entity) });
+
+  it('refuses to start without the store it keeps its parents in', () => {
+    const make = () => new NotifierRegistry().createAll({ incidents: notifier({ type: 'slack', token: TOKEN, channel: '#c' }) }, { clock: new ManualClock(T0), log: createLogger({ write: () => {} }) });
+    expect(make).toThrow(expect.objectContaining({ code: 'E_NOTIFIER_STORE', message: 'incidents: slack bot mode keeps its messages in the store, and none was given' }));
+  });
+
+  it('a message stored before incidents existed (schema 7) keeps its group’s parent: edited, not posted again', async () => {
+    const d = await direct();
+    const b = bot(d);
+    await b.send(msg([ma('m1', 'firing')]), new AbortController().signal);
+    await b.send(msg([ma('m1', 'firing'), ma('m2', 'firing')]), new AbortController().signal);
+    expect(d.api.parents()).toHaveLength(1);
+    expect(d.api.updates().map((c) => c.status)).toEqual([200]);
+    expect(d.store.db.prepare(`SELECT incident FROM notify_slack_threads`).all()).toEqual([{ incident: 'group:g' }]);
+  });
+
+  it('a resend after every part went (a restart before the delivery was recorded) posts nothing again', async () => {
+    const d = await direct();
+    const b = bot(d);
+    const done: DeliveryProgress = { partsSent: 2, beforePart: async () => {}, partSent: () => {} };
+    // A first message already RESOLVED keeps no parent: its resend finds none and must not post another.
+    const first = msg([ma('m1', 'resolved')], { incident: 'inc-r' });
+    await b.send(first, new AbortController().signal);
+    await b.send(first, new AbortController().signal, done);
+    expect(d.api.calls.map((c) => c.method)).toEqual(['chat.postMessage']);
+  });
+
+  it('the parent drops a firing alert the new message leaves out (muted or gone); it keeps the resolved ones it showed', () => {
+    const m = msg([ma('m3', 'firing')], { incident: 'i' });
+    const shown = [ma('m1', 'firing'), ma('m2', 'resolved'), ma('m3', 'firing')];
+    expect(incidentMessage(shown, m).alerts.map((a) => `${a.status} ${a.alert.entity}`)).toEqual(['firing m3', 'resolved m2']);
+  });
+});
+

@@ -38,6 +38,7 @@ export class SlackApiRecorder {
   private nextTs = 1;
   private limited: Array<{ method: string; retryAfter: string }> = [];
   private failures: Array<{ method: string; error: string }> = [];
+  private raw: Array<{ method: string; status: number; headers: Record<string, string>; body: string }> = [];
 
   constructor(
     private readonly clock: Clock,
@@ -56,6 +57,14 @@ export class SlackApiRecorder {
         const args = decode(raw, req.headers['content-type']);
         const call: SlackApiCall = { at: this.clock.now(), method, args, authorization: req.headers.authorization, status: 200 };
         this.calls.push(call);
+        const given = this.raw.findIndex((r) => r.method === method);
+        if (given >= 0) {
+          const [r] = this.raw.splice(given, 1);
+          call.status = r!.status;
+          res.writeHead(r!.status, r!.headers);
+          res.end(r!.body);
+          return;
+        }
         const limit = this.limited.findIndex((l) => l.method === method);
         if (limit >= 0) {
           const [l] = this.limited.splice(limit, 1);
@@ -97,6 +106,11 @@ export class SlackApiRecorder {
   /** The next call of `method` is answered `{ ok: false, error }`, once. */
   failOnce(method: string, error: string): void {
     this.failures.push({ method, error });
+  }
+
+  /** The next call of `method` gets this HTTP answer as it is (a 5xx page, an ok without a ts), once. */
+  answerOnce(method: string, status: number, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }): void {
+    this.raw.push({ method, status, headers, body });
   }
 
   /** A person deletes a message. */

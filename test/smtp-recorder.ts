@@ -9,10 +9,14 @@ export interface SmtpRecorder {
   stop(): Promise<void>;
 }
 
-/** Starts a recorder that accepts AUTH as `user` with `password` (plain, no TLS: loopback only) and refuses anyone else. */
-export async function startSmtpRecorder(password: string, user = 'lookout'): Promise<SmtpRecorder> {
+/**
+ * Starts a recorder that accepts AUTH as `user` with `password` and refuses anyone else: plain, no TLS (loopback
+ * only), or with `secure` TLS from the first byte under smtp-server's own self-signed certificate.
+ */
+export async function startSmtpRecorder(password: string, user = 'lookout', opts: { secure?: boolean } = {}): Promise<SmtpRecorder> {
   const mails: Buffer[] = [];
   const server = new SMTPServer({
+    ...(opts.secure ? { secure: true } : {}),
     allowInsecureAuth: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
@@ -28,6 +32,8 @@ export async function startSmtpRecorder(password: string, user = 'lookout'): Pro
       });
     },
   });
+  // A client that drops the connection (it refused the certificate) is the test's point, not the server's failure.
+  server.on('error', () => {});
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { port: (server.server.address() as AddressInfo).port, mails, stop: () => new Promise<void>((r) => server.close(() => r())) };
 }

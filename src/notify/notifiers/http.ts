@@ -30,7 +30,9 @@ export function httpError(notifier: string, what: string, status: number, retryA
 
 /** Builds the NotifyError of a request that got no answer (refused, reset, timed out): retryable. */
 export function networkError(notifier: string, what: string, err: unknown): NotifyError {
-  const e = err as { code?: string; name?: string };
+  const thrown = err as { code?: string; name?: string; cause?: unknown };
+  // fetch (the Slack libraries') rejects with `TypeError: fetch failed` and the reason (ECONNREFUSED, ENOTFOUND) as its cause.
+  const e = thrown.name === 'TypeError' && thrown.cause ? (thrown.cause as typeof thrown) : thrown;
   const why = e.name === 'AbortError' || e.name === 'TimeoutError' ? 'timed out or was aborted' : (e.code ?? e.name ?? 'failed');
   return new NotifyError(`${notifier}: ${what}: request ${why}`, { notifier, retryable: true });
 }
