@@ -1,7 +1,8 @@
 /**
  * The email notifier's SMTP transport options against real servers on loopback: `require_tls` refuses a server
  * without STARTTLS, a user without a password is refused before any login, `timeout` bounds a server that never
- * greets, and a relay that echoes the AUTH PLAIN credentials in its refusal never gets them into an error.
+ * greets, and a relay that echoes the AUTH PLAIN credentials or the AUTH LOGIN password in its refusal never gets them
+ * into an error.
  */
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -94,6 +95,22 @@ it('a relay that echoes the AUTH PLAIN credentials in its refusal: neither they 
   });
   const got = await outcome(mailer(smtp.port, { user: 'lookout', pass }).send(message(), AbortSignal.timeout(10_000)));
   expect(smtp.lines).toContain(`AUTH PLAIN ${blob}`); // the server did get (and echo) them
+  expect(got).toEqual(['mail: SMTP EAUTH 535: Invalid login: 535 5.7.8 refused: [redacted] ([redacted]) (not retried)', false]);
+});
+
+it('a relay that echoes the AUTH LOGIN password line in its refusal: the password, plain or base64, never reaches the error', async () => {
+  const pass = 'l0gin-Echo-Pa55';
+  const user64 = Buffer.from('lookout').toString('base64');
+  const pass64 = Buffer.from(pass).toString('base64');
+  const smtp = await scriptedSmtp((line) => {
+    if (/^EHLO /.test(line)) return '250-relay.test\r\n250 AUTH LOGIN\r\n';
+    if (line === 'AUTH LOGIN') return '334 VXNlcm5hbWU6\r\n';
+    if (line === `AUTH LOGIN ${user64}` || line === user64) return '334 UGFzc3dvcmQ6\r\n';
+    if (line === pass64) return `535 5.7.8 refused: ${line} (${pass})\r\n`;
+    return '221 bye\r\n';
+  });
+  const got = await outcome(mailer(smtp.port, { user: 'lookout', pass }).send(message(), AbortSignal.timeout(10_000)));
+  expect(smtp.lines).toContain(pass64); // the server did get (and echo) it
   expect(got).toEqual(['mail: SMTP EAUTH 535: Invalid login: 535 5.7.8 refused: [redacted] ([redacted]) (not retried)', false]);
 });
 

@@ -82,7 +82,9 @@ export const emailNotifier = {
     // nodemailer is loaded with the first message: it is ~15 MB of memory a daemon without email never needs (B6s).
     let transport: Promise<Transporter> | undefined;
     const open = () => (transport ??= import('nodemailer').then((m) => m.default.createTransport(options)));
-    const secrets = [s.pass, s.user && s.pass ? Buffer.from(`\0${s.user}\0${s.pass}`).toString('base64') : undefined];
+    // The password as AUTH PLAIN (with the user) and AUTH LOGIN (alone) send it in base64: a relay may echo either.
+    const base64 = (t: string) => Buffer.from(t).toString('base64');
+    const secrets = [s.pass, s.user && s.pass ? base64(`\0${s.user}\0${s.pass}`) : undefined, s.pass ? base64(s.pass) : undefined];
     return {
       name,
       type: 'email',
