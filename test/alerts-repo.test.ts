@@ -3,8 +3,9 @@
  * do (active, firing, list by rule, save, events of one alert, pruning), and the periods an alert page draws.
  * A real SQLite file.
  */
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fingerprint, newAlert } from '../src/alerts/lifecycle.js';
+import { fingerprint, newAlert, type TrackedAlert } from '../src/alerts/lifecycle.js';
 import { periodsOf } from '../src/alerts/periods.js';
 import { createAlertRepo } from '../src/alerts/repo.js';
 import type { Alert, AlertEvent } from '../src/model.js';
@@ -77,5 +78,77 @@ describe('periodsOf', () => {
       { kind: 'pending', from: 1, to: 2 },
       { kind: 'firing', from: 2, to: null },
     ]);
+  });
+});
+
+describe("the alert repository's write of a row it was given the stored version of", () => {
+  const stored: TrackedAlert = {
+    alert: {
+      ...newAlert({ rule: 'util', kind: 'utilization_above', entity: 'm1', severity: 'warning' }, T0),
+      state: 'firing',
+      labels: { chain: 'base', rule: 'util' },
+      annotations: { summary: 'util 90%' },
+      value: 0.9,
+      threshold: 0.8,
+      previous_value: 0.85,
+      peak: 0.95,
+      data_at: T0 - 5,
+      block: 100,
+      pending_since: T0 - 600_000,
+      firing_since: T0 - 60_000,
+      resolved_at: null,
+      last_eval_at: T0,
+      absent_polls: 0,
+      changes: [T0 - 60_000],
+    },
+    cleared_at: null,
+  };
+  /** One change each: of the row's standing (written whole) or of the reading's columns (written in place). */
+  const changes: Record<string, (t: TrackedAlert) => TrackedAlert> = {
+    kind: (t) => ({ ...t, alert: { ...t.alert, kind: 'threshold' } }),
+    severity: (t) => ({ ...t, alert: { ...t.alert, severity: 'critical' } }),
+    state: (t) => ({ ...t, alert: { ...t.alert, state: 'resolved', resolved_at: T0 + 1 } }),
+    flapping: (t) => ({ ...t, alert: { ...t.alert, flapping: true } }),
+    pendingSince: (t) => ({ ...t, alert: { ...t.alert, pending_since: T0 - 1 } }),
+    firingSince: (t) => ({ ...t, alert: { ...t.alert, firing_since: T0 - 2 } }),
+    resolvedAt: (t) => ({ ...t, alert: { ...t.alert, resolved_at: T0 - 3 } }),
+    changesList: (t) => ({ ...t, alert: { ...t.alert, changes: [...t.alert.changes, T0] } }),
+    changesValue: (t) => ({ ...t, alert: { ...t.alert, changes: [T0 - 59_000] } }),
+    labelValue: (t) => ({ ...t, alert: { ...t.alert, labels: { ...t.alert.labels, chain: 'mainnet' } } }),
+    labelAdded: (t) => ({ ...t, alert: { ...t.alert, labels: { ...t.alert.labels, protocol: 'morpho' } } }),
+    labelDropped: (t) => ({ ...t, alert: { ...t.alert, labels: { rule: 'util' } } }),
+    annotation: (t) => ({ ...t, alert: { ...t.alert, annotations: { summary: 'util 91%' } } }),
+    annotationAdded: (t) => ({ ...t, alert: { ...t.alert, annotations: { ...t.alert.annotations, description: 'd' } } }),
+    annotationDropped: (t) => ({ ...t, alert: { ...t.alert, annotations: {} } }),
+    value: (t) => ({ ...t, alert: { ...t.alert, value: 0.91 } }),
+    threshold: (t) => ({ ...t, alert: { ...t.alert, threshold: 0.81 } }),
+    previousValue: (t) => ({ ...t, alert: { ...t.alert, previous_value: 0.9 } }),
+    peak: (t) => ({ ...t, alert: { ...t.alert, peak: 0.96 } }),
+    dataAt: (t) => ({ ...t, alert: { ...t.alert, data_at: T0 } }),
+    block: (t) => ({ ...t, alert: { ...t.alert, block: 101 } }),
+    lastEvalAt: (t) => ({ ...t, alert: { ...t.alert, last_eval_at: T0 + 30_000 } }),
+    absentPolls: (t) => ({ ...t, alert: { ...t.alert, absent_polls: 1 } }),
+    clearedAt: (t) => ({ ...t, cleared_at: T0 + 7 }),
+  };
+
+  it('leaves exactly the new row in the table, whichever of its columns changed (each alone, and any mix)', () => {
+    const store = tempStore(dirs);
+    const repo = createAlertRepo(store.db);
+    const check = (names: string[]) => {
+      store.transaction(() => repo.saveTracked(stored));
+      const next = names.reduce((t, n) => changes[n]!(t), stored);
+      const writes = repo.writes();
+      store.transaction(() => repo.saveTracked(next, stored));
+      expect([names, repo.getTracked(stored.alert.fingerprint)]).toEqual([names, next]);
+      // Written (once) when anything changed, not at all when nothing did.
+      expect([names, repo.writes() - writes]).toEqual([names, names.length > 0 ? 1 : 0]);
+    };
+    check([]);
+    for (const name of Object.keys(changes)) check([name]);
+    fc.assert(
+      fc.property(fc.subarray(Object.keys(changes), { minLength: 2 }), (names) => check(names)),
+      { numRuns: 300, seed: 20261125 },
+    );
+    store.close();
   });
 });

@@ -7,7 +7,8 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAlertRepo } from '../src/alerts/repo.js';
-import { fingerprint } from '../src/alerts/lifecycle.js';
+import { fingerprint, newAlert, type TrackedAlert } from '../src/alerts/lifecycle.js';
+import { TrackedRows, type TrackedRowsRepo } from '../src/alerts/tracked-rows.js';
 import { HOUR, MIN, T0, drive, engineFor, market, outcome, rule, tempDirs, tempStore } from './alerts-helpers.js';
 
 const dirs = tempDirs();
@@ -115,6 +116,73 @@ describe('the alert rows the engine keeps across polls', () => {
     expect(store.transaction(() => restarted.tick(T0 + 10 * MIN)).events).toEqual([]);
     expect(restarted.repo.writes()).toBe(writes); // a tick with nothing due rewrites no row
     expect(store.transaction(() => restarted.tick(T0 + 11 * MIN)).events.map((e) => [e.type, e.at])).toEqual([['resolved', T0 + 11 * MIN]]);
+    store.close();
+  });
+});
+
+describe('TrackedRows: what it reads and writes', () => {
+  /** The store's repository, with its reads of rows and its revision bumps counted. */
+  function counted(store: ReturnType<typeof tempStore>) {
+    const repo = createAlertRepo(store.db);
+    const n = { loads: 0, bumps: 0 };
+    const wrapped: TrackedRowsRepo = {
+      ...repo,
+      trackedForRules: (rules) => (n.loads++, repo.trackedForRules(rules)),
+      bumpRevision: (now) => (n.bumps++, repo.bumpRevision(now)),
+    };
+    return { repo, n, rows: new TrackedRows(wrapped, store.db) };
+  }
+  const row = (entity: string, value: number): TrackedAlert => ({
+    alert: { ...newAlert({ rule: 'util', kind: 'utilization_above', entity, severity: 'warning' }, T0), state: 'firing', value },
+    cleared_at: null,
+  });
+
+  it('reads a rule once and keeps it while nothing else writes; again after clear() or a write by anyone else', () => {
+    const store = tempStore(dirs);
+    const { repo, n, rows } = counted(store);
+    store.transaction(() => repo.saveTracked(row('m1', 1)));
+    const look = () => store.transaction(() => (rows.begin(), [...rows.forRules(['util']).get('util')!.values()].map((t) => t.alert.value)));
+    expect(look()).toEqual([1]);
+    expect(look()).toEqual([1]);
+    expect(n.loads).toBe(1);
+    rows.clear();
+    expect(look()).toEqual([1]);
+    expect(n.loads).toBe(2);
+    store.transaction(() => createAlertRepo(store.db).saveTracked(row('m1', 2)));
+    expect(look()).toEqual([2]);
+    expect(n.loads).toBe(3);
+    store.close();
+  });
+
+  it('bumps the revision once per call, however many rows it saves; its own saves keep the copy', () => {
+    const store = tempStore(dirs);
+    const { n, rows } = counted(store);
+    store.transaction(() => {
+      rows.begin();
+      rows.forRules(['util']);
+      rows.save(row('m1', 1), undefined, T0);
+      rows.save(row('m2', 1), undefined, T0);
+    });
+    expect(n.bumps).toBe(1);
+    const values = store.transaction(() => (rows.begin(), [...rows.forRules(['util']).get('util')!.values()].map((t) => t.alert.value)));
+    expect(values).toEqual([1, 1]);
+    expect(n.loads).toBe(1);
+    store.close();
+  });
+
+  it('a write by someone else between two of its own saves (never inside an engine call, but if) drops the copy', () => {
+    const store = tempStore(dirs);
+    const { n, rows } = counted(store);
+    store.transaction(() => {
+      rows.begin();
+      rows.forRules(['util']);
+      rows.save(row('m1', 1), undefined, T0);
+      createAlertRepo(store.db).saveTracked(row('m2', 5));
+      rows.save(row('m3', 1), undefined, T0);
+    });
+    const seen = store.transaction(() => (rows.begin(), [...rows.forRules(['util']).get('util')!.keys()].sort()));
+    expect(seen).toEqual(['m1', 'm2', 'm3']);
+    expect(n.loads).toBe(2);
     store.close();
   });
 });
