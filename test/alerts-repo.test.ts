@@ -99,7 +99,7 @@ describe("the alert repository's write of a row it was given the stored version 
       resolved_at: null,
       last_eval_at: T0,
       absent_polls: 0,
-      changes: [T0 - 60_000],
+      changes: [T0 - 120_000, T0 - 60_000],
     },
     cleared_at: null,
   };
@@ -113,7 +113,7 @@ describe("the alert repository's write of a row it was given the stored version 
     firingSince: (t) => ({ ...t, alert: { ...t.alert, firing_since: T0 - 2 } }),
     resolvedAt: (t) => ({ ...t, alert: { ...t.alert, resolved_at: T0 - 3 } }),
     changesList: (t) => ({ ...t, alert: { ...t.alert, changes: [...t.alert.changes, T0] } }),
-    changesValue: (t) => ({ ...t, alert: { ...t.alert, changes: [T0 - 59_000] } }),
+    changesValue: (t) => ({ ...t, alert: { ...t.alert, changes: [T0 - 120_000, T0 - 59_000] } }),
     labelValue: (t) => ({ ...t, alert: { ...t.alert, labels: { ...t.alert.labels, chain: 'mainnet' } } }),
     labelAdded: (t) => ({ ...t, alert: { ...t.alert, labels: { ...t.alert.labels, protocol: 'morpho' } } }),
     labelDropped: (t) => ({ ...t, alert: { ...t.alert, labels: { rule: 'util' } } }),
