@@ -130,7 +130,19 @@ describe('TrackedRows: what it reads and writes', () => {
       trackedForRules: (rules) => (n.loads++, repo.trackedForRules(rules)),
       bumpRevision: (now) => (n.bumps++, repo.bumpRevision(now)),
     };
-    return { repo, n, rows: new TrackedRows(wrapped, store.db) };
+    const rows = new TrackedRows(wrapped, store.db);
+    /** One engine call's start and what the copy holds for `util` then: entity → value. */
+    const look = () => store.transaction(() => (rows.begin(), new Map([...rows.forRules(['util']).get('util')!].map(([e, t]) => [e, t.alert.value]))));
+    /** One engine call that saves m1 and `last`, with `between` run between the two saves. */
+    const call = (last: TrackedAlert, between = () => {}) =>
+      store.transaction(() => {
+        rows.begin();
+        rows.forRules(['util']);
+        rows.save(row('m1', 1), undefined, T0);
+        between();
+        rows.save(last, undefined, T0);
+      });
+    return { repo, n, rows, look, call };
   }
   const row = (entity: string, value: number): TrackedAlert => ({
     alert: { ...newAlert({ rule: 'util', kind: 'utilization_above', entity, severity: 'warning' }, T0), state: 'firing', value },
@@ -139,49 +151,35 @@ describe('TrackedRows: what it reads and writes', () => {
 
   it('reads a rule once and keeps it while nothing else writes; again after clear() or a write by anyone else', () => {
     const store = tempStore(dirs);
-    const { repo, n, rows } = counted(store);
+    const { repo, n, rows, look } = counted(store);
     store.transaction(() => repo.saveTracked(row('m1', 1)));
-    const look = () => store.transaction(() => (rows.begin(), [...rows.forRules(['util']).get('util')!.values()].map((t) => t.alert.value)));
-    expect(look()).toEqual([1]);
-    expect(look()).toEqual([1]);
+    expect(look()).toEqual(new Map([['m1', 1]]));
+    expect(look()).toEqual(new Map([['m1', 1]]));
     expect(n.loads).toBe(1);
     rows.clear();
-    expect(look()).toEqual([1]);
+    expect(look()).toEqual(new Map([['m1', 1]]));
     expect(n.loads).toBe(2);
     store.transaction(() => createAlertRepo(store.db).saveTracked(row('m1', 2)));
-    expect(look()).toEqual([2]);
+    expect(look()).toEqual(new Map([['m1', 2]]));
     expect(n.loads).toBe(3);
     store.close();
   });
 
   it('bumps the revision once per call, however many rows it saves; its own saves keep the copy', () => {
     const store = tempStore(dirs);
-    const { n, rows } = counted(store);
-    store.transaction(() => {
-      rows.begin();
-      rows.forRules(['util']);
-      rows.save(row('m1', 1), undefined, T0);
-      rows.save(row('m2', 1), undefined, T0);
-    });
+    const { n, look, call } = counted(store);
+    call(row('m2', 1));
     expect(n.bumps).toBe(1);
-    const values = store.transaction(() => (rows.begin(), [...rows.forRules(['util']).get('util')!.values()].map((t) => t.alert.value)));
-    expect(values).toEqual([1, 1]);
+    expect(look()).toEqual(new Map([['m1', 1], ['m2', 1]]));
     expect(n.loads).toBe(1);
     store.close();
   });
 
   it('a write by someone else between two of its own saves (never inside an engine call, but if) drops the copy', () => {
     const store = tempStore(dirs);
-    const { n, rows } = counted(store);
-    store.transaction(() => {
-      rows.begin();
-      rows.forRules(['util']);
-      rows.save(row('m1', 1), undefined, T0);
-      createAlertRepo(store.db).saveTracked(row('m2', 5));
-      rows.save(row('m3', 1), undefined, T0);
-    });
-    const seen = store.transaction(() => (rows.begin(), [...rows.forRules(['util']).get('util')!.keys()].sort()));
-    expect(seen).toEqual(['m1', 'm2', 'm3']);
+    const { n, look, call } = counted(store);
+    call(row('m3', 1), () => createAlertRepo(store.db).saveTracked(row('m2', 5)));
+    expect([...look()].sort()).toEqual([['m1', 1], ['m2', 5], ['m3', 1]]);
     expect(n.loads).toBe(2);
     store.close();
   });

@@ -41,9 +41,10 @@ export class TrackedRows {
   begin(): void {
     this.bumped = false;
     const dataVersion = this.db.pragma('data_version', { simple: true }) as number;
-    if (this.repo.revision() !== this.revision || this.repo.writes() !== this.writes || dataVersion !== this.dataVersion) {
+    const revision = this.repo.revision();
+    if (revision !== this.revision || this.repo.writes() !== this.writes || dataVersion !== this.dataVersion) {
       this.byRule.clear();
-      this.revision = this.repo.revision();
+      this.revision = revision;
       this.writes = this.repo.writes();
       this.dataVersion = dataVersion;
     }
