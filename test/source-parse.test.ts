@@ -142,6 +142,14 @@ describe('list readings', () => {
     });
   });
 
+  it('an extra field named like a member every object inherits (constructor, toString, valueOf) is kept like any other', () => {
+    const row = parseJsonExact(JSON.stringify({ ...position(), constructor: 5, toString: 'x', valueOf: '0.5' })) as Record<string, unknown>;
+    const { readings, rejected } = listReadings('position', [row], POLL);
+    expect(rejected).toEqual([]);
+    expect(readings[0]!.fields).toMatchObject({ constructor: 5, toString: 'x', valueOf: 0.5 });
+    expect(Object.keys(readings[0]!.fields)).toEqual(expect.arrayContaining(['constructor', 'toString', 'valueOf']));
+  });
+
   it.each([
     ['all identifying fields', { id: undefined }, '0xw/base/morpho/USDC'],
     ['no protocol', { id: undefined, protocol: undefined }, '0xw/base/USDC'],

@@ -64,7 +64,7 @@ const readerLists = Object.fromEntries(Object.entries(readers).map(([kind, r]) =
 function readRow(kind: ListKind, raw: Record<string, unknown>, fr: FieldReader): Row {
   const out: Record<string, unknown> = {};
   const known = readers[kind];
-  for (const k in raw) if (Object.hasOwn(raw, k) && !(k in known) && k !== 'balance') out[k] = normalizeExtra(raw[k]);
+  for (const k in raw) if (Object.hasOwn(raw, k) && !Object.hasOwn(known, k) && k !== 'balance') out[k] = normalizeExtra(raw[k]);
   for (const [k, reader] of readerLists[kind]) out[k] = fr.read(k, reader);
   if (kind !== 'position') out.balance = fr.read('balance', (v) => readAmount(v, out.decimals as number | null));
   return out as Row;
