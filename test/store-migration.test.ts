@@ -1,6 +1,7 @@
 /**
- * Schema 8 (compact history rows) from a database as lookout 7 left it: every history row converted, none lost, and
- * the same answers — by an oracle that reads the fixture rows themselves, not the store's own code.
+ * Schema 8 (compact history rows) from a database as lookout 7 left it, and schema 9 (packed latest readings) from one
+ * as lookout 8 left it: every row converted, none lost, and the same answers — by an oracle that reads the fixture
+ * rows themselves, not the store's own code.
  */
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -105,6 +106,60 @@ describe('migration 8: compact history', () => {
       expect(tables).not.toContain('reading_history_v7');
       store.readings.savePoll('markets', [{ ...asReading(rows[0]!), at: 4000, fields: marketFields(1, 0.1) }], 4000);
       expect(store.readings.historyAt('market', 'm1', 4000)?.fields.utilization).toBe(0.1);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('migration 9: the latest readings packed', () => {
+  interface OldLatest extends OldRow {
+    updated_at: number;
+  }
+  const latest: OldLatest[] = [
+    { kind: 'market', entity: 'm1', at: 3000, seen_at: 3000, updated_at: 3000, poll: 'markets', labels: { market_id: 'm1', chain: 'arb' }, fields: marketFields(1, 0.8) },
+    { kind: 'market', entity: 'm2', at: 1000, seen_at: 1000, updated_at: 1500, poll: 'markets-b', labels: { market_id: 'm2', chain: 'base' }, fields: marketFields(2, 0.6), unreadable: { borrow_apy: 'not a number: "n/a"' } },
+    { kind: 'benchmark', entity: 'base/usd', at: 86_400_000, seen_at: 3000, updated_at: 3000, poll: 'benchmarks', labels: {}, fields: { rate: 0.0512, isComplete: false, isStale: true } },
+    { kind: 'position', entity: 'p1', at: 2000, seen_at: 2000, updated_at: 2000, poll: 'positions', labels: { wallet: '0xw' }, fields: { wallet: '0xw', value_usd: -12.5, verified: null, balance: '123456789012345678901234567890', extra: { x: [1, '2'] } } },
+  ];
+  const asReading = (r: OldRow): Reading => ({ kind: r.kind, entity: r.entity, at: r.at, labels: r.labels, fields: r.fields, ...(r.unreadable ? { unreadable: r.unreadable } : {}) });
+
+  /** Latest rows as schema 8 stored them: labels and fields JSON, the unreadable map under its NUL key. */
+  function v8Database(): string {
+    const path = join(dirs.make(), 'v8.db');
+    const old = openStore(path, { migrations: migrations.filter((m) => m.version <= 8) });
+    const row = old.db.prepare(`INSERT INTO latest_readings (kind, entity, at, labels, fields, poll, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    old.transaction(() => {
+      for (const r of latest) {
+        const fields = r.unreadable ? { ...r.fields, [UNREADABLE]: r.unreadable } : r.fields;
+        row.run(r.kind, r.entity, r.at, JSON.stringify(r.labels), JSON.stringify(fields), r.poll, r.updated_at);
+      }
+    });
+    expect(old.version).toBe(8);
+    old.close();
+    return path;
+  }
+
+  it('converts every latest reading, keeps none out, and gives the same answers', () => {
+    const store = openStore(v8Database());
+    try {
+      expect(store.version).toBe(migrations.at(-1)!.version);
+      // The oracle is the fixture itself: every field exactly, the unreadable map back beside the fields.
+      for (const r of latest) expect(store.readings.latest(r.kind, r.entity), `${r.kind}/${r.entity}`).toEqual(asReading(r));
+      expect(store.readings.latestAll('market')).toEqual([asReading(latest[0]!), asReading(latest[1]!)]);
+      expect(store.readings.latestForPoll('markets-b')).toEqual([asReading(latest[1]!)]);
+      expect(store.readings.entitiesForPoll('positions')).toEqual([{ kind: 'position', entity: 'p1' }]);
+      expect(store.readings.counts().latest).toEqual({ benchmark: 1, market: 2, position: 1 });
+      const updated = store.db.prepare(`SELECT entity, updated_at FROM latest_readings ORDER BY entity`).all();
+      expect(updated).toEqual([...latest].sort((a, b) => (a.entity < b.entity ? -1 : 1)).map((r) => ({ entity: r.entity, updated_at: r.updated_at })));
+      const tables = (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((t) => t.name);
+      expect(tables).not.toContain('latest_readings_v8');
+      // A shape only a latest reading points to is not garbage.
+      expect(store.readings.pruneShapes()).toBe(0);
+      expect(store.readings.latest('position', 'p1')).toEqual(asReading(latest[3]!));
+      // Writing goes on in the new table.
+      store.readings.savePoll('markets', [{ ...asReading(latest[0]!), at: 4000, fields: marketFields(1, 0.1) }], 4000);
+      expect(store.readings.latest('market', 'm1')?.fields).toEqual(marketFields(1, 0.1));
     } finally {
       store.close();
     }

@@ -245,7 +245,11 @@ describe('meta and prune', () => {
     store.polls.record({ poll: 'markets', kind: 'metrics', ok: true, readings: [], rejected: [], started_at: 9000, finished_at: 9001 });
     const shapes = () => (store.db.prepare('SELECT count(*) AS n FROM history_shapes').get() as { n: number }).n;
     expect(shapes()).toBe(2);
-    expect(store.prune(5000)).toEqual({ readings: 2, pollRuns: 1, shapes: 1 });
+    // No history row is left of 'gone', but it is still its latest reading: its shape stays until that goes too.
+    expect(store.prune(5000)).toEqual({ readings: 2, pollRuns: 1, shapes: 0 });
+    expect(store.readings.latest('market', 'gone')?.labels).toEqual({ only: 'old' });
+    expect(store.readings.removeLatest('market', 'gone')).toBe(true);
+    expect(store.readings.pruneShapes()).toBe(1);
     expect(shapes()).toBe(1);
     expect(store.meta.getNumber('last_pruned_at')).toBe(10_000);
     expect(store.readings.historyRange('market', 'm1', 0, 20_000).map((r) => r.at)).toEqual([9000]);

@@ -172,7 +172,20 @@ function decimalOfText(x: number): { m: number; scale: number } | null {
   return { m: x < 0 ? -m : m, scale };
 }
 
+/** A non-negative decimal integer's magnitude as big-endian bytes, the fewest that hold it (one 0 byte for zero). */
 function bigintBytes(digits: string): Uint8Array {
+  // Up to 15 digits the number is exact as a double: divide it out, no BigInt and no hex text.
+  if (digits.length <= 15) {
+    let v = Number(digits);
+    let n = 1;
+    for (let x = v; x >= 256; x = Math.floor(x / 256)) n++;
+    const out = new Uint8Array(n);
+    for (let i = n - 1; i >= 0; i--) {
+      out[i] = v % 256;
+      v = Math.floor(v / 256);
+    }
+    return out;
+  }
   let hex = BigInt(digits).toString(16);
   if (hex.length % 2) hex = `0${hex}`;
   return Buffer.from(hex, 'hex');

@@ -43,13 +43,21 @@ interface Open {
 
 /** The open yielding transaction of each connection (several stores may be open in one process: tests, tools). */
 const openOn = new WeakMap<Database.Database, Open>();
-/** How many are open: the guard's fast path when none is. */
-let openCount = 0;
+/**
+ * How many yielding transactions are paused (between steps). Only then can a statement come from outside a transaction's steps: while
+ * one steps, the process runs nothing else. The guard's fast path, taken by every statement at all other times.
+ */
+let pausedCount = 0;
 let guardInstalled = false;
+
+function setStepping(o: Open, stepping: boolean): void {
+  if (o.stepping === stepping) return;
+  o.stepping = stepping;
+  pausedCount += stepping ? -1 : 1;
+}
 
 /** Throws when `db` has a yielding transaction open and the caller is not one of its steps. */
 function check(db: Database.Database): void {
-  if (openCount === 0) return;
   const o = openOn.get(db);
   if (o !== undefined && !o.stepping) {
     throw new StoreError('E_STORE_BUSY', 'the database is inside a poll transaction; this statement must wait for the store gate (store.gate.exclusive())');
@@ -58,7 +66,8 @@ function check(db: Database.Database): void {
 
 /**
  * Makes every statement and `exec` on a connection with an open yielding transaction check that it comes from that
- * transaction's steps. Installed once per process on better-sqlite3's prototypes; costs one comparison per statement.
+ * transaction's steps. Installed once per process on better-sqlite3's prototypes; costs one comparison per statement
+ * while no transaction is paused (no rest parameters: `arguments` as it came, so the wrapper adds no array per call).
  */
 function installGuard(db: Database.Database): void {
   if (guardInstalled) return;
@@ -66,17 +75,17 @@ function installGuard(db: Database.Database): void {
   const stmtProto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
   for (const name of ['run', 'get', 'all', 'iterate'] as const) {
     const orig = stmtProto[name]!;
-    stmtProto[name] = function (this: { database: Database.Database }, ...args: unknown[]) {
-      check(this.database);
-      return orig.apply(this, args);
+    stmtProto[name] = function (this: { database: Database.Database }) {
+      if (pausedCount !== 0) check(this.database);
+      return orig.apply(this, arguments as unknown as unknown[]);
     };
   }
   const dbProto = Object.getPrototypeOf(db) as Record<string, (...a: unknown[]) => unknown>;
   for (const name of ['exec', 'pragma'] as const) {
     const orig = dbProto[name]!;
-    dbProto[name] = function (this: Database.Database, ...args: unknown[]) {
-      check(this);
-      return orig.apply(this, args);
+    dbProto[name] = function (this: Database.Database) {
+      if (pausedCount !== 0) check(this);
+      return orig.apply(this, arguments as unknown as unknown[]);
     };
   }
 }
@@ -112,29 +121,28 @@ export function createGate(db: Database.Database): TransactionGate {
       const self: Open = { stepping: true };
       mine = self;
       openOn.set(db, self);
-      openCount++;
       try {
         const gen = steps();
         // Only the generator's own steps run with the connection; its pauses let the rest of the process in (and out).
         function* stepped(): Steps<T> {
           for (;;) {
-            self.stepping = true;
+            setStepping(self, true);
             let r: IteratorResult<void, T>;
             try {
               r = gen.next();
             } finally {
-              self.stepping = false;
+              setStepping(self, false);
             }
             if (r.done) return r.value;
             yield;
           }
         }
         const value = await runYielding(stepped(), opts.sliceMs ?? SLICE_MS);
-        self.stepping = true;
+        setStepping(self, true);
         db.exec('COMMIT');
         return value;
       } catch (err) {
-        self.stepping = true;
+        setStepping(self, true);
         try {
           if (db.open && db.inTransaction) db.exec('ROLLBACK');
         } finally {
@@ -142,9 +150,9 @@ export function createGate(db: Database.Database): TransactionGate {
         }
         throw err;
       } finally {
+        setStepping(self, true);
         mine = undefined;
         openOn.delete(db);
-        openCount--;
         end();
       }
     },

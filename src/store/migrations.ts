@@ -15,6 +15,7 @@ import { historyRowidMigration } from './history-rowid-migration.js';
 import { partsSentMigration } from '../notify/parts-migration.js';
 import { slackThreadsMigration } from '../notify/threads-migration.js';
 import { compactHistoryMigration } from './compact-history-migration.js';
+import { packedLatestMigration } from './packed-latest-migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -37,6 +38,7 @@ export const migrations: readonly Migration[] = [
   partsSentMigration, // 6: notify_messages.parts_sent, so a split Slack message resumes after its accepted parts (src/notify/parts-migration.ts)
   slackThreadsMigration, // 7: notify_slack_threads, the message a Slack bot-mode notifier edits per incident (src/notify/threads-migration.ts)
   compactHistoryMigration, // 8: compact history rows (ids + packed values), 5-minute buckets (src/store/compact-history-migration.ts)
+  packedLatestMigration, // 9: the latest reading per entity packed like history (shape id + values), not JSON (src/store/packed-latest-migration.ts)
 ];
 
 /** One row of `schema_migrations`. */

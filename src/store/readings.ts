@@ -117,8 +117,8 @@ interface LatestRow {
   kind: ReadingKind;
   entity: string;
   at: number;
-  labels: string;
-  fields: string;
+  shape: number;
+  vals: Buffer;
 }
 interface RawRow {
   seen_at: number;
@@ -133,9 +133,9 @@ interface BucketRow extends RawRow {
 }
 
 /**
- * The key under which a reading's `unreadable` (field → reason) rides in its latest fields JSON, present only when some
- * field was sent unreadably: a restart then judges those fields as the daemon did live. No service field can collide
- * with it (a NUL in a JSON key).
+ * The key under which a reading's `unreadable` (field → reason) rode in the fields JSON of schemas before 8 (history)
+ * and 9 (latest), present only when some field was sent unreadably; the migrations read it. No service field can
+ * collide with it (a NUL in a JSON key). Today the unreadable map is part of the reading's shape.
  */
 const UNREADABLE = '\u0000unreadable';
 
@@ -143,25 +143,6 @@ const UNREADABLE = '\u0000unreadable';
 const SNAPSHOT_KINDS = new Set<ReadingKind>(['market', 'position']);
 /** Fields that move every poll without saying anything new about a snapshot. */
 const MOVING = new Set(['timestamp', 'block']);
-
-function fieldsJson(r: Reading): string {
-  const u = r.unreadable;
-  return JSON.stringify(u && Object.keys(u).length ? { ...r.fields, [UNREADABLE]: u } : (r.fields ?? {}));
-}
-
-function toReading(r: LatestRow): Reading {
-  const fields = JSON.parse(r.fields) as Record<string, unknown>;
-  const unreadable = fields[UNREADABLE] as Record<string, string> | undefined;
-  if (unreadable !== undefined) delete fields[UNREADABLE];
-  return {
-    kind: r.kind,
-    entity: r.entity,
-    at: r.at,
-    labels: JSON.parse(r.labels ?? '{}') as Record<string, string>,
-    fields,
-    ...(unreadable !== undefined ? { unreadable } : {}),
-  };
-}
 
 const entityKey = (kind: string, entity: string): string => `${kind}\u0000${entity}`;
 
@@ -187,15 +168,11 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const { entities, polls, shapes } = historyDictionaries(db);
   const w = new Writer();
 
-  const upsertLatest = db.prepare(
-    `INSERT INTO latest_readings (kind, entity, at, labels, fields, poll, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (kind, entity) DO UPDATE SET at = excluded.at, labels = excluded.labels, fields = excluded.fields,
-       poll = excluded.poll, updated_at = excluded.updated_at`,
-  );
+  const upsertLatest = latestUpsert(db);
   const insertHistory = db.prepare(
     `INSERT OR IGNORE INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`,
   );
-  const latestCols = `kind, entity, at, labels, fields`;
+  const latestCols = `kind, entity, at, shape, vals`;
   const getLatest = db.prepare<[string, string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE kind = ? AND entity = ?`);
   const allLatest = db.prepare<[string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE kind = ? ORDER BY entity`);
   const pollLatest = db.prepare<[string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE poll = ? ORDER BY kind, entity`);
@@ -247,7 +224,8 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
        (SELECT entity, start FROM reading_buckets WHERE start < ? ORDER BY start LIMIT ?)`,
   );
   const pruneShapesStmt = db.prepare(
-    `DELETE FROM history_shapes WHERE id NOT IN (SELECT shape FROM reading_history) AND id NOT IN (SELECT shape FROM reading_buckets)`,
+    `DELETE FROM history_shapes WHERE id NOT IN (SELECT shape FROM reading_history) AND id NOT IN (SELECT shape FROM reading_buckets)
+       AND id NOT IN (SELECT shape FROM latest_readings)`,
   );
   const countLatest = db.prepare<[], { kind: ReadingKind; n: number }>(`SELECT kind, count(*) AS n FROM latest_readings GROUP BY kind ORDER BY kind`);
   const countHistory = db.prepare<[], { n: number; b: number; oldRaw: number | null; oldBucket: number | null; newest: number | null }>(
@@ -286,6 +264,18 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     };
   }
   const rawReading = (row: RawRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e);
+  /** A latest row as a reading; its labels and unreadable map are copies (the shape's stay cached). */
+  const toReading = (row: LatestRow): Reading => {
+    const shape = shapeOf(row.shape);
+    return {
+      kind: row.kind,
+      entity: row.entity,
+      at: row.at,
+      labels: { ...shape.labels },
+      fields: unpackFields(shape, new Reader(row.vals), row.at),
+      ...(shape.unreadable ? { unreadable: { ...shape.unreadable } } : {}),
+    };
+  };
   /** A bucket row as a reading of its last values, with the bucket's extremes. */
   const bucketReading = (row: BucketRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e, row.start);
 
@@ -310,13 +300,12 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     const before = lastBatch.get(poll);
     const current = new Map<string, { at: number; sig: string }>();
     // The newest reading per entity wins `latest`, whatever order the batch came in.
-    const newest = new Map<string, { r: Reading; labels: string; fields: string }>();
+    const newest = new Map<string, { r: Reading; shape: number; vals: Buffer }>();
     for (const r of readings) {
       if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
       if (!Number.isFinite(r.at)) {
         throw new StoreError('E_STORE_INVALID', `poll ${poll}: reading ${r.kind}/${r.entity} has a non-finite time (${r.at})`);
       }
-      const labels = JSON.stringify(r.labels ?? {});
       const key = entityKey(r.kind, r.entity);
       const entityId = entities.idOf(key, () => JSON.stringify({ kind: r.kind, entity: r.entity }));
       const packed = packReading(w, r.labels ?? {}, r.fields ?? {}, r.unreadable, r.at);
@@ -329,11 +318,11 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       if (!seen || r.at >= seen.at) current.set(key, { at: r.at, sig });
       if (!unchanged && insertHistory.run(now, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
       const prev = newest.get(key);
-      if (!prev || r.at >= prev.r.at) newest.set(key, { r, labels, fields: fieldsJson(r) });
+      if (!prev || r.at >= prev.r.at) newest.set(key, { r, shape: shapeId, vals: packed.vals });
     }
-    for (const { r, labels, fields } of newest.values()) {
+    for (const { r, shape, vals } of newest.values()) {
       if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
-      upsertLatest.run(r.kind, r.entity, r.at, labels, fields, poll, now);
+      upsertLatest.run(r.kind, r.entity, r.at, shape, vals, poll, now);
     }
     for (const key of before?.keys() ?? []) {
       if (++n % ROWS_PER_STEP === 0) yield;
@@ -556,15 +545,54 @@ export interface ImportRow {
   fields: Record<string, unknown>;
 }
 
+/** The upsert of an entity's latest reading: (kind, entity, at, shape, vals, poll, updated_at). */
+function latestUpsert(db: Database.Database): Database.Statement<[ReadingKind, string, number, number, Buffer, string, number]> {
+  return db.prepare(
+    `INSERT INTO latest_readings (kind, entity, at, shape, vals, poll, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (kind, entity) DO UPDATE SET at = excluded.at, shape = excluded.shape, vals = excluded.vals,
+       poll = excluded.poll, updated_at = excluded.updated_at`,
+  );
+}
+
+/** Splits an older schema's fields JSON object into the fields and the unreadable map it carried under its NUL key. */
+function splitUnreadable(stored: Record<string, unknown>): { fields: Record<string, unknown>; unreadable: Record<string, string> | undefined } {
+  const fields = { ...stored };
+  const unreadable = fields[UNREADABLE] as Record<string, string> | undefined;
+  delete fields[UNREADABLE];
+  return { fields, unreadable };
+}
+
+/** One latest row as schema 8 stored it, for the migration that packs them. */
+export interface LatestImportRow {
+  kind: ReadingKind;
+  entity: string;
+  at: number;
+  poll: string;
+  updated_at: number;
+  labels: Record<string, string>;
+  /** The fields as stored in JSON, the unreadable map under its NUL-prefixed key when there was one. */
+  fields: Record<string, unknown>;
+}
+
+/** Writes latest rows of schema 8 packed into today's `latest_readings` (migration 9); call inside its transaction. */
+export function createLatestImporter(db: Database.Database): (row: LatestImportRow) => void {
+  const { shapes } = historyDictionaries(db);
+  const upsert = latestUpsert(db);
+  const w = new Writer();
+  return (row) => {
+    const { fields, unreadable } = splitUnreadable(row.fields);
+    const packed = packReading(w, row.labels, fields, unreadable, row.at);
+    upsert.run(row.kind, row.entity, row.at, shapes.idOf(packed.shape, () => packed.shape), packed.vals, row.poll, row.updated_at);
+  };
+}
+
 /** Writes rows of an older schema into today's history tables (migration 8); call inside its transaction. */
 export function createHistoryImporter(db: Database.Database): (row: ImportRow) => void {
   const { entities, polls, shapes } = historyDictionaries(db);
   const insert = db.prepare(`INSERT OR IGNORE INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`);
   const w = new Writer();
   return (row) => {
-    const fields = { ...row.fields };
-    const unreadable = fields[UNREADABLE] as Record<string, string> | undefined;
-    delete fields[UNREADABLE];
+    const { fields, unreadable } = splitUnreadable(row.fields);
     const packed = packReading(w, row.labels, fields, unreadable, row.at);
     insert.run(
       row.seen_at,
