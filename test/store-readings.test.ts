@@ -71,6 +71,12 @@ describe('savePoll and latest', () => {
     expect(store.readings.removeLatest('market', 'm2')).toBe(true);
     expect(store.readings.removeLatest('market', 'm2')).toBe(false);
     expect(store.readings.entitiesForPoll('markets')).toEqual([{ kind: 'market', entity: 'm1' }]);
+    // Another poll that returns m1 takes it over; its next save updates that row in place.
+    store.readings.savePoll('markets-b', [market('m1', 2000, 0.9)], 2000);
+    expect(store.readings.entitiesForPoll('markets')).toEqual([]);
+    expect(store.readings.entitiesForPoll('markets-b')).toEqual([{ kind: 'market', entity: 'm1' }]);
+    store.readings.savePoll('markets-b', [market('m1', 3000, 0.8)], 3000);
+    expect(store.readings.latestForPoll('markets-b').map((r) => [r.entity, r.at, r.fields.utilization])).toEqual([['m1', 3000, 0.8]]);
     // history is kept for windows and backtests
     expect(store.readings.historyAt('market', 'm2', 1000)?.entity).toBe('m2');
   });

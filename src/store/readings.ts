@@ -169,6 +169,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const w = new Writer();
 
   const upsertLatest = latestUpsert(db);
+  const updateLatest = db.prepare<[number, number, Buffer, number, ReadingKind, string, string]>(
+    `UPDATE latest_readings SET at = ?, shape = ?, vals = ?, updated_at = ? WHERE kind = ? AND entity = ? AND poll = ?`,
+  );
   const insertHistory = db.prepare(
     `INSERT OR IGNORE INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`,
   );
@@ -322,7 +325,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     }
     for (const { r, shape, vals } of newest.values()) {
       if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
-      upsertLatest.run(r.kind, r.entity, r.at, shape, vals, poll, now);
+      // Mostly the entity's row from this poll's last save: an update that touches no indexed column, so no index entry
+      // is rewritten. A new entity, or one another poll wrote last, takes the upsert.
+      if (updateLatest.run(r.at, shape, vals, now, r.kind, r.entity, poll).changes === 0) upsertLatest.run(r.kind, r.entity, r.at, shape, vals, poll, now);
     }
     for (const key of before?.keys() ?? []) {
       if (++n % ROWS_PER_STEP === 0) yield;
