@@ -15,7 +15,7 @@ import { ruleReads } from '../rules/define.js';
 import { ruleKinds } from '../rules/registry.js';
 import { judgedReading, type HistoryView, type RuleKind, type Verdict } from '../rules/rule-kind.js';
 import type { RuleBase } from '../rules/schema.js';
-import { matchesSelect, type Select } from '../rules/select.js';
+import { selectTest, type Select } from '../rules/select.js';
 import { createHistoryChanges } from '../store/history-changes.js';
 import type { Store } from '../store/index.js';
 import { fingerprint, isActive, newAlert, step, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
@@ -108,6 +108,8 @@ interface CompiledRule {
   rule: RuleBase;
   kind: RuleKind;
   reads: readonly ReadingKind[];
+  /** The rule's `select`, compiled once. */
+  selects: (reading: Reading) => boolean;
   /** Fields whose unreadable value leaves the entity without a verdict (the kind's `needs`). */
   needs: readonly string[];
   /** Which extreme of a bucketed reading it judges, per field (the kind's `worst`). */
@@ -285,6 +287,7 @@ export class AlertEngine {
         rule,
         kind,
         reads: ruleReads(kind, rule),
+        selects: selectTest(rule.select as Select),
         needs: kind.needs?.(rule) ?? [],
         worst: kind.worst?.(rule),
         settings: {
@@ -375,7 +378,8 @@ export class AlertEngine {
 
   /** One pass over the poll's readings for every rule that reads them, then absence. */
   private *judge(outcome: PollOutcome, now: number, out: EngineResult): Steps<void> {
-    const kindsHere = new Set<ReadingKind>(outcome.readings.map((r) => r.kind));
+    const kindsHere = new Set<ReadingKind>();
+    for (const r of outcome.readings) kindsHere.add(r.kind);
     const pollKind = POLL_READING_KINDS[outcome.kind];
     if (pollKind) kindsHere.add(pollKind);
     const rules = this.rules.filter((c) => c.reads.some((k) => kindsHere.has(k)));
@@ -422,7 +426,7 @@ export class AlertEngine {
     const { rule } = c;
     for (let i = from; i < to; i++) {
       const reading = readings[i]!;
-      if (!c.reads.includes(reading.kind) || !matchesSelect(rule.select as Select, reading)) continue;
+      if (!c.reads.includes(reading.kind) || !c.selects(reading)) continue;
       const prev = s.mine.get(reading.entity);
       const active = isActive(prev?.alert);
       const verdict = this.evaluate(c, reading, s.now, s.history, active);

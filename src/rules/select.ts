@@ -59,7 +59,17 @@ export function selectValue(reading: Reading, key: string): string | undefined {
 
 /** Whether `reading` passes `select` (an empty select passes everything; a missing key fails). */
 export function matchesSelect(select: Select, reading: Reading): boolean {
-  for (const [key, matchers] of compile(select)) {
+  return passes(compile(select), reading);
+}
+
+/** `select` compiled once, as a test of readings: what a rule's pass over a poll calls for each reading. */
+export function selectTest(select: Select): (reading: Reading) => boolean {
+  const c = compile(select);
+  return c.length === 0 ? () => true : (reading) => passes(c, reading);
+}
+
+function passes(compiled: ReadonlyArray<[string, Matcher[]]>, reading: Reading): boolean {
+  for (const [key, matchers] of compiled) {
     const text = selectValue(reading, key);
     if (text === undefined || !matchers.some((m) => m(text))) return false;
   }
