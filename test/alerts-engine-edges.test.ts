@@ -9,7 +9,7 @@ import { fingerprint } from '../src/alerts/lifecycle.js';
 import { createLogger } from '../src/log.js';
 import type { Reading, ReadingKind } from '../src/model.js';
 import type { RuleKind } from '../src/rules/rule-kind.js';
-import { drive, engineFor, eventList, HOUR, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
+import { defaults, drive, engineFor, eventList, HOUR, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -185,6 +185,21 @@ describe('reconcile', () => {
     expect(eventList(store.transaction(() => engine.tick(T0 + 2 * MIN)))).toEqual(['resolved watchdog/lookout']);
     engine.reload({ watchdog: { enabled: true, severity: 'info' } });
     expect(eventList(store.transaction(() => engine.tick(T0 + 3 * MIN)))).toEqual(['firing watchdog/lookout']);
+    store.close();
+  });
+
+  it('a watchdog disabled and enabled again and again never flaps: retiring it forgets its changes', () => {
+    // The fewest changes that flap (more than flap_threshold, the config's least: 2) within the window, several times over.
+    const store = tempStore(dirs);
+    const on = { enabled: true, severity: 'info' as const };
+    const engine = engineFor(store, [], { watchdog: on, alerting: { ...defaults.alerting, flap_threshold: 2, flap_window: HOUR } });
+    const events: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      engine.reload({ watchdog: { ...on, enabled: i % 2 === 0 } });
+      events.push(...eventList(store.transaction(() => engine.tick(T0 + i * MIN))));
+      expect(engine.repo.get(fingerprint('watchdog', 'lookout'))).toMatchObject({ flapping: false, changes: i % 2 === 0 ? [T0 + i * MIN] : [] });
+    }
+    expect(events).toEqual(Array.from({ length: 4 }, () => ['firing watchdog/lookout', 'resolved watchdog/lookout']).flat());
     store.close();
   });
 

@@ -220,6 +220,16 @@ describe('lifecycle properties', () => {
     flap_window: fc.integer({ min: 1, max: 30 }).map((n) => n * M),
   });
 
+  it('from no alert, a step either records an event or leaves an inactive, steady pair (the engine stores a new pair only on an event)', () => {
+    fc.assert(
+      fc.property(settings, withRetire, fc.integer({ min: 0, max: 1000 }), (s, sig, min) => {
+        const r = step(undefined, { signal: sig, now: min * M, settings: s, identity: id });
+        if (r.events.length === 0) expect(r.next).toMatchObject({ alert: { state: 'inactive', flapping: false }, cleared_at: null });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('never announces firing twice without a resolve between (flapping does not reset that), is quiet while flapping, and never changes on a failed poll', () => {
     fc.assert(
       fc.property(settings, fc.array(fc.tuple(withRetire, gap), { maxLength: 80, size: 'max' }), (s, script) => {

@@ -35,6 +35,16 @@ const silence = (id: string, startsAt: number, endsAt: number, value = 'm1'): Si
 
 /** m1 calm, firing from minute 1 to minute 3, both messages delivered; the page's sources over that store. */
 async function scenario(): Promise<{ store: Store; src: (over?: Partial<AlertPageSources>) => AlertPageSources }> {
+  const { store, src, events } = await delivered([{ m1: 0.5 }, { m1: 0.95 }, { m1: 0.96 }, { m1: 0.5 }]);
+  expect(events).toEqual(['firing util/m1', 'resolved util/m1']);
+  return { store, src };
+}
+
+/**
+ * One poll a minute from T0, each the utilization of the markets named, its events delivered to Slack (one message a
+ * minute at most for the whole rule: group_by rule); the events and the page's sources over that store.
+ */
+async function delivered(polls: ReadonlyArray<Record<string, number>>): Promise<{ store: Store; src: (over?: Partial<AlertPageSources>) => AlertPageSources; events: string[] }> {
   const store = tempStore(dirs);
   const clock = new ManualClock(T0);
   const engine = engineFor(store, [util], { clock });
@@ -52,15 +62,15 @@ async function scenario(): Promise<{ store: Store; src: (over?: Partial<AlertPag
     alerts: { firing: () => engine.alerts().filter((a) => a.state === 'firing'), markNotified: () => undefined },
   });
   const events: string[] = [];
-  for (const [i, u] of [0.5, 0.95, 0.96, 0.5].entries()) {
+  for (const [i, poll] of polls.entries()) {
     const now = T0 + i * MIN;
     clock.set(now);
-    const r = drive(store, engine, outcome('markets', 'metrics', [market('m1', now, { utilization: u })], now));
+    const readings = Object.entries(poll).map(([id, u]) => market(id, now, { utilization: u }));
+    const r = drive(store, engine, outcome('markets', 'metrics', readings, now));
     events.push(...eventList(r));
     store.transaction(() => n.outbox.enqueue(r.events, now));
     await n.dispatcher.runDue();
   }
-  expect(events).toEqual(['firing util/m1', 'resolved util/m1']);
   await n.close(0);
   const src = (over: Partial<AlertPageSources> = {}): AlertPageSources => ({
     db: store.db,
@@ -70,7 +80,7 @@ async function scenario(): Promise<{ store: Store; src: (over?: Partial<AlertPag
     silences: () => [],
     ...over,
   });
-  return { store, src };
+  return { store, src, events };
 }
 
 describe('an alert’s page data', () => {
@@ -141,6 +151,32 @@ describe('an alert’s page data', () => {
     const v = alertPageView(src(), fp7, '1h', T0 + 4 * MIN)!;
     expect(v.series).toEqual([]);
     expect(v).not.toHaveProperty('noSeries');
+    store.close();
+  });
+
+  it('a message about several alerts gives each its own status; one that only names the fingerprint elsewhere is not about it', async () => {
+    // A market whose id holds m1's fingerprint: its messages carry that text, though never m1.
+    const other = `0x${FP}`;
+    const { store, src, events } = await delivered([
+      { m1: 0.95, m2: 0.5, [other]: 0.5 },
+      { m1: 0.5, m2: 0.95, [other]: 0.95 }, // one message: m1 resolved, m2 and the other firing
+      { m1: 0.5, m2: 0.95, [other]: 0.5 }, // one message: the other resolved, m2 still firing; m1 not in it
+    ]);
+    expect(events).toEqual(['firing util/m1', 'resolved util/m1', 'firing util/m2', `firing util/${other}`, `resolved util/${other}`]);
+    const now = T0 + 3 * MIN;
+    const notes = (fp: string) => alertPageView(src(), fp, '1h', now)!.notifications;
+    expect(notes(FP)).toEqual([
+      { at: T0, notifier: 'slack', status: 'firing' },
+      { at: T0 + MIN, notifier: 'slack', status: 'resolved' },
+    ]);
+    expect(notes(fingerprint('util', 'm2'))).toEqual([
+      { at: T0 + MIN, notifier: 'slack', status: 'firing' },
+      { at: T0 + 2 * MIN, notifier: 'slack', status: 'firing' },
+    ]);
+    expect(notes(fingerprint('util', other))).toEqual([
+      { at: T0 + MIN, notifier: 'slack', status: 'firing' },
+      { at: T0 + 2 * MIN, notifier: 'slack', status: 'resolved' },
+    ]);
     store.close();
   });
 });

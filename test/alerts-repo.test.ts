@@ -9,6 +9,7 @@ import { fingerprint, newAlert, type TrackedAlert } from '../src/alerts/lifecycl
 import { periodsOf } from '../src/alerts/periods.js';
 import { createAlertRepo } from '../src/alerts/repo.js';
 import type { Alert, AlertEvent } from '../src/model.js';
+import { appliedMigrations } from '../src/store/index.js';
 import { T0, tempDirs, tempStore } from './alerts-helpers.js';
 
 const dirs = tempDirs();
@@ -66,6 +67,15 @@ describe('the alert repository', () => {
     expect(repo.events().map((e) => e.at).sort()).toEqual([T0, T0 + 1, T0 + 2]);
     expect(store.transaction(() => repo.pruneEvents(T0 + 2))).toBe(2);
     expect(repo.events().map((e) => e.at)).toEqual([T0 + 2]);
+    store.close();
+  });
+});
+
+describe('the alert tables', () => {
+  it('are schema version 2, recorded as alerts_and_alert_events: the name every existing database holds', () => {
+    // A database records each migration's name; a code whose name differs logs a mismatch on every open of it.
+    const store = tempStore(dirs);
+    expect(appliedMigrations(store.db).find((m) => m.version === 2)).toMatchObject({ version: 2, name: 'alerts_and_alert_events' });
     store.close();
   });
 });
@@ -149,6 +159,26 @@ describe("the alert repository's write of a row it was given the stored version 
       fc.property(fc.subarray(Object.keys(changes), { minLength: 2 }), (names) => check(names)),
       { numRuns: 300, seed: 20261125 },
     );
+    store.close();
+  });
+
+  it('stores a value that is not a finite number as NULL, whole or in place, and a second such save writes nothing', () => {
+    const store = tempStore(dirs);
+    const repo = createAlertRepo(store.db);
+    const fp = stored.alert.fingerprint;
+    const odd = (t: TrackedAlert, v: number): TrackedAlert => ({ ...t, alert: { ...t.alert, value: v, threshold: -v, previous_value: v, peak: v } });
+    const nulls = { value: null, threshold: null, previous_value: null, peak: null };
+    // Whole: a new row.
+    store.transaction(() => repo.saveTracked(odd(stored, Infinity)));
+    expect(repo.getTracked(fp)!.alert).toMatchObject(nulls);
+    // In place: the same standing, only the reading's columns moved.
+    store.transaction(() => repo.saveTracked(stored));
+    store.transaction(() => repo.saveTracked(odd(stored, Infinity), stored));
+    expect(repo.getTracked(fp)!.alert).toMatchObject(nulls);
+    // NaN and Infinity both stand for the NULL stored: nothing moved.
+    const writes = repo.writes();
+    store.transaction(() => repo.saveTracked(odd(stored, NaN), odd(stored, Infinity)));
+    expect(repo.writes()).toBe(writes);
     store.close();
   });
 });

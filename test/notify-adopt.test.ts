@@ -4,10 +4,12 @@
  * body that is not a list, a refused connection, no answer before the timeout, the caller's abort) reported by position.
  * test/notify-alertmanager.test.ts runs the same against the real binary when it is installed.
  */
+import { getEventListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { candidateOf, ENTITY_ANNOTATION, fetchAdoptable } from '../src/notify/adopt.js';
+import { activeTimers } from './notify-helpers.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -136,6 +138,20 @@ describe('fetchAdoptable', () => {
     ac.abort();
     const found = await Promise.race([pending, new Promise<'stuck'>((r) => setTimeout(() => r('stuck'), 10_000))]);
     expect(found).toEqual({ candidates: [], failed: [{ peer: 1, reason: 'timed out' }] });
+  });
+});
+
+describe('fetchAdoptable: what it leaves behind', () => {
+  it('no timer and no listener on the caller’s signal, whether a peer answered or failed', async () => {
+    const good = await peer(ok([ours('util', 'm1', '2024-05-01T10:00:00.000Z')]));
+    const down = await peer(() => ({ status: 503, body: 'maintenance' }));
+    const ac = new AbortController();
+    const before = activeTimers();
+    // A minute's timeout: a timer left behind would hold a starting process up that long.
+    const found = await fetchAdoptable({ urls: [good, down], timeoutMs: 60_000, signal: ac.signal });
+    expect(found).toMatchObject({ candidates: [{ entity: 'm1' }], failed: [{ peer: 2, reason: 'HTTP 503' }] });
+    expect(activeTimers()).toBe(before);
+    expect(getEventListeners(ac.signal, 'abort')).toEqual([]);
   });
 });
 

@@ -10,7 +10,7 @@ import { createLogger } from '../src/log.js';
 import { createNotifications, Dispatcher, type NotificationMessage, type Notifier, type NotifyConfig, type NotifyOutcome } from '../src/notify/index.js';
 import type { Alert } from '../src/model.js';
 import type { Store } from '../src/store/index.js';
-import { alert, event, ManualTimers, notifier, route, SlackRecorder, tempStores } from './notify-helpers.js';
+import { activeTimers, alert, event, ManualTimers, notifier, route, SlackRecorder, tempStores } from './notify-helpers.js';
 import { until } from './source-helpers.js';
 
 const T0 = 1_700_000_000_000;
@@ -490,5 +490,18 @@ describe('inhibition without an engine view', () => {
     expect(sent).toEqual(['source-down/markets']);
     expect(s.logged('notify_sent')).toHaveLength(1);
     expect(s.logged('notify_mark_notified_failed')).toEqual([]); // no engine view: nothing to mark
+  });
+});
+
+describe('the real timers (none injected)', () => {
+  it('stop() clears the loop’s timer and its own grace timer: none is left to run after it returned', async () => {
+    const store = stores.open();
+    const d = new Dispatcher({ db: store.db, notifiers: new Map(), delivery: { backoff: 1000, max_backoff: 2000, give_up_after: 3_600_000 } });
+    const before = activeTimers();
+    d.start(); // the loop's first look, at once
+    expect(activeTimers()).toBe(before + 1);
+    await d.stop(60_000);
+    // Left behind, the look would run on a stopped dispatcher, and the grace timer would abort the next run's deliveries.
+    expect(activeTimers()).toBe(before);
   });
 });

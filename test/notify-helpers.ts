@@ -196,6 +196,14 @@ export class ManualTimers {
   }
 }
 
+/**
+ * The timers that keep this thread's event loop alive (referenced `setTimeout`/`setInterval`s not yet run or cleared),
+ * counted: compared before and after, a difference is a timer left behind.
+ */
+export function activeTimers(): number {
+  return process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+}
+
 /** A loopback port nothing listens on (bound, then closed): a connection to it is refused. */
 export async function closedPort(): Promise<number> {
   const s = createTcpServer();

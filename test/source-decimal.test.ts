@@ -196,6 +196,10 @@ describe('how each field was sent (what lookout probe reports), and what its rej
     const tz = process.env.TZ;
     process.env.TZ = 'America/New_York';
     try {
+      // The test means something only where local time is not UTC. Setting TZ here takes effect in a forked worker, not
+      // in a worker thread (Stryker's vitest runner uses threads; stryker.config.mjs sets a zone for its whole run):
+      // where neither holds, say so rather than pass for nothing.
+      expect(Date.parse('2025-01-15T12:00:00'), 'the host reads a zone-less date-time as UTC: the test proves nothing').not.toBe(Date.UTC(2025, 0, 15, 12));
       expect(readTime('2025-01-15T12:00:00')).toEqual({ ok: true, value: Date.UTC(2025, 0, 15, 12), seen: 'ISO-8601 without zone (read as UTC)' });
       expect(readTime('2025-01-15 12:00')).toEqual({ ok: true, value: Date.UTC(2025, 0, 15, 12), seen: 'ISO-8601 without zone (read as UTC)' });
     } finally {

@@ -5,6 +5,7 @@
  */
 import { mergeForms, mergeSeen, type SeenForms } from '../src/source/read/seen.js';
 import { describe, expect, it } from 'vitest';
+import { parseJsonExact } from '../src/source/json.js';
 import { marketReadings } from '../src/source/parse/markets.js';
 import { readAmount } from '../src/source/read/amounts.js';
 import { readBoolean } from '../src/source/read/booleans.js';
@@ -170,6 +171,18 @@ describe('times', () => {
   it.each(ABSENT_FORMS)('%s is unknown', (_n, raw) => expect(value(readTime(raw))).toBeNull());
   it.each([['yesterday'], ['2025-13-45T99:00:00Z'], ['2025-01-15T12Z'], ['2025-01-15T12:00:00+2'], [true], [{}]])('%j is a field rejection', (raw) => {
     expect(readTime(raw)).toMatchObject({ ok: false, reason: 'not_a_time' });
+  });
+  // The JS date parser reads both (the whole text must be one of the forms above, not merely hold one): an expanded
+  // year, and a zone on a bare date.
+  it.each([['+002025-01-15'], ['2025-01-15Z']])('%j, which Date.parse reads, is a field rejection', (raw) => {
+    expect(Date.parse(raw)).toBe(Date.UTC(2025, 0, 15));
+    expect(readTime(raw)).toMatchObject({ ok: false, reason: 'not_a_time' });
+  });
+  it('a number the JSON text overflows to Infinity (1e400) is a field rejection, not a time', () => {
+    const body = parseJsonExact('{"a": 1e400, "b": -1e400}') as { a: unknown; b: unknown };
+    expect([body.a, body.b]).toEqual([Infinity, -Infinity]);
+    expect(readTime(body.a)).toMatchObject({ ok: false, reason: 'not_a_time' });
+    expect(readTime(body.b)).toMatchObject({ ok: false, reason: 'not_a_time' });
   });
   it('an unreadable timestamp falls back to created_at, then to the poll time, flagged by a field rejection', () => {
     const toCreated = marketReadings([{ market_id: 'm', timestamp: 'soon', created_at: '2025-01-15T12:00:00Z' }], 1);

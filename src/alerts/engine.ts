@@ -318,11 +318,10 @@ export class AlertEngine {
     const r = step(prev, { signal, now, settings, identity: id });
     if (r.dataError !== undefined) out.dataErrors.push({ rule: id.rule, entity: id.entity, reason: r.dataError });
     const n = r.next;
+    // From no alert, a step that leaves it inactive has nothing to store, and every other step has an event.
     const dirty =
       r.events.length > 0 ||
-      (prev === undefined
-        ? n.alert.state !== 'inactive'
-        : isActive(prev.alert) || isActive(n.alert) || prev.alert.flapping || n.alert.flapping || prev.cleared_at !== n.cleared_at);
+      (prev !== undefined && (isActive(prev.alert) || isActive(n.alert) || prev.alert.flapping || n.alert.flapping || prev.cleared_at !== n.cleared_at));
     if (dirty) this.rows.save(n, prev, now);
     if (r.events.length > 0) {
       this.repo.recordEvents(r.events);

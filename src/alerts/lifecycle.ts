@@ -121,7 +121,8 @@ export function cloneAlert(a: Alert): Alert {
   return { ...a, labels: { ...a.labels }, annotations: { ...a.annotations }, changes: [...a.changes] };
 }
 
-const finite = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+/** A finite number as it is; NaN, ±Infinity, null and undefined as null: how an alert keeps (and the store holds) a value. */
+export const finite = (v: number | null | undefined): number | null => (Number.isFinite(v) ? (v as number) : null);
 
 /** The value farther from the threshold, in the direction the value crossed it (max when above, min when below). */
 function morePeak(peak: number | null, value: number | null, threshold: number | null): number | null {

@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Alert, AlertEvent, AlertState, Severity } from '../model.js';
-import type { TrackedAlert } from './lifecycle.js';
+import { finite, type TrackedAlert } from './lifecycle.js';
 
 /** Filter of {@link AlertRepo.list}. */
 export interface AlertFilter {
@@ -118,8 +118,6 @@ function toTracked(r: AlertRow): TrackedAlert {
   };
 }
 
-const num = (v: number | null): number | null => (v !== null && Number.isFinite(v) ? v : null);
-
 function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
   if (a === b) return true;
   let n = 0;
@@ -163,10 +161,10 @@ function sameReading(a: TrackedAlert, b: TrackedAlert): boolean {
   const y = b.alert;
   return (
     a.cleared_at === b.cleared_at &&
-    num(x.value) === num(y.value) &&
-    num(x.threshold) === num(y.threshold) &&
-    num(x.previous_value) === num(y.previous_value) &&
-    num(x.peak) === num(y.peak) &&
+    finite(x.value) === finite(y.value) &&
+    finite(x.threshold) === finite(y.threshold) &&
+    finite(x.previous_value) === finite(y.previous_value) &&
+    finite(x.peak) === finite(y.peak) &&
     x.data_at === y.data_at &&
     x.block === y.block &&
     x.last_eval_at === y.last_eval_at &&
@@ -187,10 +185,10 @@ function toParams(t: TrackedAlert): Record<string, unknown> {
     severity: a.severity,
     labels: JSON.stringify(a.labels),
     annotations: JSON.stringify(a.annotations),
-    value: num(a.value),
-    threshold: num(a.threshold),
-    previous_value: num(a.previous_value),
-    peak: num(a.peak),
+    value: finite(a.value),
+    threshold: finite(a.threshold),
+    previous_value: finite(a.previous_value),
+    peak: finite(a.peak),
     data_at: a.data_at,
     block: a.block,
     pending_since: a.pending_since,
@@ -311,7 +309,7 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
       } else if (!sameReading(prev, t)) {
         const a = t.alert;
         const annotations = sameRecord(prev.alert.annotations, a.annotations) ? null : JSON.stringify(a.annotations);
-        moved.run(num(a.value), num(a.threshold), num(a.previous_value), num(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, annotations, t.cleared_at, a.fingerprint);
+        moved.run(finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, annotations, t.cleared_at, a.fingerprint);
       } else return;
       writes.n++;
     },
