@@ -10,6 +10,11 @@ export type ReadingKind = 'market' | 'position' | 'asset' | 'holding' | 'perform
 export const SEVERITIES = ['info', 'warning', 'critical'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
+/** Rule name (and kind) of the built-in alert on a poll that keeps failing; its entity is the poll's name. */
+export const SOURCE_DOWN = 'source_down';
+/** Rule name (and kind) of the always-firing alert that proves the pipeline works end to end. */
+export const WATCHDOG = 'watchdog';
+
 /**
  * One normalized observation of one entity at one time.
  * `entity` is stable across polls (market_id; a position's id or wallet/chain/protocol/asset;

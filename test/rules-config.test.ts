@@ -87,6 +87,11 @@ describe('rule config errors: one fixture each, exact message and position', () 
     ['a threshold on a text field', 'threshold-text-field.yaml', ["threshold-text-field.yaml:4:12: field: 'market.chain' is a string, not a number"]],
     ['a negative min_value_usd', 'negative-min-value.yaml', ['negative-min-value.yaml:4:20: min_value_usd: must be 0 or more']],
     ['an unknown operator', 'bad-op.yaml', ["bad-op.yaml:5:9: op: '=>' is not one of >, >=, <, <=, ==, !="]],
+    [
+      "a built-in alert's name",
+      'builtin-name.yaml',
+      ["builtin-name.yaml:2:11: name: source_down and watchdog are the names of lookout's built-in alerts; choose another"],
+    ],
   ])('%s', (_name, file, want) => {
     expect(problems(file)).toEqual(want);
   });

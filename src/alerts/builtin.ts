@@ -3,10 +3,9 @@ import type { PollOutcome, Severity } from '../model.js';
 import type { Verdict } from '../rules/rule-kind.js';
 import type { AlertDescription } from './lifecycle.js';
 
-/** Rule name (and kind) of the built-in alert on a poll that keeps failing; its entity is the poll's name. */
-export const SOURCE_DOWN = 'source_down';
-/** Rule name (and kind) of the always-firing alert that proves the pipeline works end to end. */
-export const WATCHDOG = 'watchdog';
+// The built-in alerts' rule names live in the model: the rule schema refuses them as user rule names.
+import { SOURCE_DOWN, WATCHDOG } from '../model.js';
+export { SOURCE_DOWN, WATCHDOG };
 /** Entity of the watchdog alert. */
 export const WATCHDOG_ENTITY = 'lookout';
 

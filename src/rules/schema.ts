@@ -1,6 +1,6 @@
 /** The rule schema: the keys every rule shares, merged with each kind's own parameters from the registry. */
 import { z } from 'zod';
-import { SEVERITIES } from '../model.js';
+import { SEVERITIES, SOURCE_DOWN, WATCHDOG } from '../model.js';
 import { duration } from '../config/duration.js';
 import { selectCheck } from './select.js';
 
@@ -8,7 +8,11 @@ const selectValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.unio
 
 /** Keys every rule has, whatever its kind (SPEC §3). */
 export const ruleCommonShape = {
-  name: z.string().regex(/^[A-Za-z0-9_.:-]+$/, 'rule names use letters, digits, _ . : - only'),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]+$/, 'rule names use letters, digits, _ . : - only')
+    // A rule of that name would share the built-in alert's fingerprints and settings (the watchdog's entity is `lookout`).
+    .refine((n) => n !== SOURCE_DOWN && n !== WATCHDOG, { message: `${SOURCE_DOWN} and ${WATCHDOG} are the names of lookout's built-in alerts; choose another` }),
   severity: z.enum(SEVERITIES).default('warning'),
   for: duration.default(0),
   keep_firing_for: duration.default(0),
