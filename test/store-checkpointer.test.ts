@@ -101,7 +101,10 @@ it('starts no worker while commits are small (SQLite checkpoints them), and one 
 
 it('starts the worker only when the store gate is free, never inside an open poll transaction', async () => {
   const { store, lines, log } = setup();
-  const cp = startCheckpointer(store.db, store.path, { log, intervalMs: 20, gate: store.gate });
+  // The real gate, with the checkpointer's requests to it counted: the test waits for one instead of for the clock.
+  let asked = 0;
+  const gate = { whenFree: <T>(fn: () => T) => (asked++, store.gate.whenFree(fn)) };
+  const cp = startCheckpointer(store.db, store.path, { log, intervalMs: 20, gate });
   running.push(cp);
   const page = store.db.pragma('page_size', { simple: true }) as number;
   const insert = store.db.prepare('INSERT INTO filler (v) VALUES (?)');
@@ -122,10 +125,12 @@ it('starts the worker only when the store gate is free, never inside an open pol
     },
     { sliceMs: 0 },
   );
-  // The checkpointer looks every 20 ms: let it look several times while the transaction is open. Its settings would
-  // join the open transaction (the gate refuses that, and the refusal in a timer would end the process): it waits.
-  const lookedFrom = Date.now();
-  await until(() => Date.now() - lookedFrom > 200 && turns > 0, 10_000);
+  // The checkpointer's next look (every 20 ms) finds the log long and asks the gate while the transaction is open. Its
+  // settings would join the open transaction (the gate refuses that, and the refusal in a timer would end the
+  // process): it waits. A few more turns of the open transaction give a start that did not wait the chance to show.
+  await until(() => asked > 0 && turns > 0, 10_000);
+  const turnsThen = turns;
+  await until(() => turns > turnsThen + 5, 10_000);
   expect(cp.started).toBe(false);
   expect(store.gate.busy).toBe(true);
   release = true;
