@@ -120,6 +120,30 @@ describe('the alert rows the engine keeps across polls', () => {
   });
 });
 
+describe('a tick steps the kept rows', () => {
+  it('reads no alert row back from the table, and steps them by rule then entity as the table orders them', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [high]);
+    // m2 before m1: the kept rows hold them in the order they were judged.
+    const readings = ['m2', 'm1'].map((e) => market(e, T0, { utilization: 0.95 }));
+    expect(drive(store, engine, outcome('markets', 'metrics', readings, T0)).events.map((e) => [e.type, e.alert.entity])).toEqual([
+      ['pending', 'm2'],
+      ['pending', 'm1'],
+    ]);
+    store.transaction(() => engine.tick(T0 + MIN)); // nothing due yet; the built-in alerts' rows are read once here
+    // Every tick of an incident read each live alert's row (three JSON texts) again: now none may be.
+    engine.repo.trackedLive = () => expect.fail('a tick read the live alerts from the table');
+    engine.repo.trackedForRules = () => expect.fail('a tick read alert rows from the table');
+    const fired = store.transaction(() => engine.tick(T0 + 2 * MIN));
+    expect(fired.events.map((e) => [e.type, e.alert.entity])).toEqual([
+      ['firing', 'm1'],
+      ['firing', 'm2'],
+    ]);
+    expect(engine.repo.get(fingerprint('util', 'm2'))?.state).toBe('firing');
+    store.close();
+  });
+});
+
 describe('TrackedRows: what it reads and writes', () => {
   /** The store's repository, with its reads of rows and its revision bumps counted. */
   function counted(store: ReturnType<typeof tempStore>) {

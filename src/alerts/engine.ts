@@ -199,7 +199,8 @@ export class AlertEngine {
     const out: EngineResult = { events: [], dataErrors: [], evaluated: 0, durationMs: 0 };
     this.rows.begin();
     this.reconcile(now, out);
-    for (const t of this.repo.trackedLive()) {
+    // After the reconcile every live alert is of a configured rule or a built-in one: the kept copy holds them all.
+    for (const t of this.rows.live([...this.byName.keys(), SOURCE_DOWN, WATCHDOG])) {
       const settings = this.settingsOf(t.alert.rule);
       if (!settings) continue;
       this.apply(t, { type: 'tick' }, now, settings, identityOf(t.alert), out);
