@@ -43,12 +43,18 @@ export interface BenchConfigInput {
   cron?: Partial<Record<'markets' | 'positions' | 'benchmarks', string>>;
   /** YAML of the `notifiers:` and `routes:` sections, indented two spaces; default a console notifier into nowhere. */
   notify?: { notifiers: string; routes: string };
+  /**
+   * The markets poll's `limit`: the rows one query may return. Default 10,000, the §8 scale's (one row per market
+   * and then some); `'default'` leaves it out, as a user watching a few markets would: the product's default, 1,000.
+   */
+  marketsLimit?: number | 'default';
   /** More YAML at the top level (e.g. `delivery:`). */
   extra?: string;
 }
 
 const POLL_YAML = {
-  markets: (cron: string) => `  - { name: markets, kind: metrics, cron: "${cron}", limit: 10000 }`,
+  markets: (cron: string, i: BenchConfigInput) =>
+    `  - { name: markets, kind: metrics, cron: "${cron}"${i.marketsLimit === 'default' ? '' : `, limit: ${i.marketsLimit ?? 10_000}`} }`,
   positions: (cron: string) => `  - { name: positions, kind: positions, cron: "${cron}", params: { limit: 500 } }`,
   benchmarks: (cron: string) => `  - { name: benchmarks, kind: benchmarks, cron: "${cron}", networks: all, codes: [usd, eth], lookback: 7d }`,
 } as const;
@@ -59,7 +65,7 @@ const FAR_CRON = '0 0 1 1 *';
 /** YAML of a bench config: the simulator as source, a console notifier into nowhere, the HTTP listener on a free port. */
 export function benchConfigYaml(i: BenchConfigInput): string {
   const q = (s: string) => JSON.stringify(s);
-  const polls = (i.polls ?? ['markets']).map((p) => POLL_YAML[p](i.cron?.[p] ?? FAR_CRON)).join('\n');
+  const polls = (i.polls ?? ['markets']).map((p) => POLL_YAML[p](i.cron?.[p] ?? FAR_CRON, i)).join('\n');
   const rules = i.rules === 'starter' ? `  files: [rules/*.yaml]` : i.rules === 'seven' ? `  inline:${SEVEN_RULES}` : `  inline:\n${i.rules.inline}`;
   const notify = i.notify ?? { notifiers: '  out: { type: console, color: never }', routes: '  - { default: true, notify: [out] }' };
   return `

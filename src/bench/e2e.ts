@@ -98,7 +98,8 @@ async function small(ctx: BenchContext): Promise<void> {
   const sim = await startChildSimulator({ markets: SMALL_MARKETS, positions: 1_000 });
   const polls = ['markets', 'positions', 'benchmarks'] as const;
   const daemon = await startDaemonChild(
-    benchConfigYaml({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'small.db'), rules: 'starter', polls: [...polls] }),
+    // As a watch of 200 markets is configured: the default limit (1,000 rows a query), not the §8 scale's 10,000.
+    benchConfigYaml({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'small.db'), rules: 'starter', polls: [...polls], marketsLimit: 'default' }),
   );
   try {
     // The scheduler runs every poll once at start; these wait for those runs.
@@ -111,6 +112,9 @@ async function small(ctx: BenchContext): Promise<void> {
     for (let i = 0; i < rounds; i++) {
       const m = await daemon.poll('markets');
       assertPollsOk(m.lines, 'e2e.small markets');
+      // The default limit must still bring every market's newest row (the simulator sends newest first).
+      const short = m.lines.find((l) => l.rows !== SMALL_MARKETS);
+      if (short) throw new Error(`e2e.small: a markets poll read ${short.rows} markets, not ${SMALL_MARKETS}`);
       ms.push(m.ms);
       evalMs.push(...m.lines.map((l) => l.eval_ms));
       if (i % 5 === 4) assertPollsOk((await daemon.poll('positions')).lines, 'e2e.small positions');
@@ -118,8 +122,8 @@ async function small(ctx: BenchContext): Promise<void> {
       rss.push(mem.rssMb);
       heapUsed = mem.heapUsedMb;
     }
-    // No ratio: the bench's markets poll reads the whole time series up to its limit (10,000 rows, 50 per market),
-    // the bare request the newest 200; this run is here for the RSS.
+    // No ratio: the markets poll reads the time series up to its limit (1,000 rows, 5 per market), the bare request
+    // would ask for the newest 200; this run is here for the RSS.
     ctx.row({ name: 'e2e.small', n: `${SMALL_MARKETS} markets, 13 rules`, subject: summarize(ms) });
     const r = summarize(rss);
     ctx.figure('rss_small_mb', r.median);
