@@ -150,6 +150,18 @@ describe('list readings', () => {
     expect(Object.keys(readings[0]!.fields)).toEqual(expect.arrayContaining(['constructor', 'toString', 'valueOf']));
   });
 
+  it('an extra field named __proto__ is kept as a field, at every depth, and changes no prototype', () => {
+    const text = JSON.stringify(position()).replace(/^\{/, '{"__proto__": {"note": "a", "__proto__": {"deep": "1.5"}}, ');
+    const { readings, rejected } = listReadings('position', [parseJsonExact(text) as Record<string, unknown>], POLL);
+    expect(rejected).toEqual([]);
+    const fields = readings[0]!.fields;
+    expect(Object.getPrototypeOf(fields)).toBe(Object.prototype);
+    expect(Object.hasOwn(fields, '__proto__')).toBe(true);
+    expect(fields.note).toBeUndefined(); // nothing shows through as an inherited field
+    // The member, normalized like any other extra (its numeric text read as a number), and as JSON text.
+    expect(JSON.stringify(fields)).toContain('"__proto__":{"note":"a","__proto__":{"deep":1.5}}');
+  });
+
   it.each([
     ['all identifying fields', { id: undefined }, '0xw/base/morpho/USDC'],
     ['no protocol', { id: undefined, protocol: undefined }, '0xw/base/USDC'],

@@ -4,6 +4,7 @@
  * literals of 16 or more digits are therefore quoted before parsing, so they arrive as exact decimal
  * strings (the value parsers accept numeric strings everywhere a number is expected).
  */
+import { setOwn } from '../own.js';
 
 // A JSON string (skipped as a whole, so digits inside strings are never touched) or a long integer
 // literal not part of a fraction or exponent.
@@ -92,8 +93,7 @@ function place(skeleton: unknown, sentinel: string, value: unknown): { value: un
     for (const k of Object.keys(v)) {
       const member = (v as Record<string, unknown>)[k];
       if (member === sentinel) {
-        // defineProperty: a member named __proto__ is an own member here, as JSON.parse made it.
-        Object.defineProperty(v, k, { value, writable: true, enumerable: true, configurable: true });
+        setOwn(v as Record<string, unknown>, k, value); // a member named __proto__ stays an own member, as JSON.parse made it
         found++;
       } else visit(member);
     }

@@ -3,6 +3,7 @@
  * type whatever form the service chose. The known fields are read field by field by the readers in `read/`.
  */
 import { NUMERIC } from './read/result.js';
+import { setOwn } from '../own.js';
 
 const INTEGER_TEXT = /^[+-]?\d+$/;
 
@@ -22,6 +23,6 @@ export function normalizeExtra(v: unknown, depth = 0): unknown {
   if (depth > 8 || v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map((x) => normalizeExtra(x, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = normalizeExtra(x, depth + 1);
+  for (const [k, x] of Object.entries(v)) setOwn(out, k, normalizeExtra(x, depth + 1));
   return out;
 }

@@ -14,6 +14,8 @@
  * shape and the reading's time. A non-finite number is stored as null, as the JSON form stored it before.
  */
 
+import { setOwn } from '../own.js';
+
 /** What a reading's fields and labels split into. `dyn` marks the keys whose values are in the packed values. */
 export interface Shape {
   labels: Record<string, string>;
@@ -282,7 +284,7 @@ export function packReading(
       writeValue(w, v, at);
     } else {
       dyn[i] = 0;
-      fixed[keys[i]!] = v;
+      setOwn(fixed, keys[i]!, v);
     }
   }
   const shape: Shape = { labels, keys, dyn, fixed, ...(unreadable && Object.keys(unreadable).length ? { unreadable } : {}) };
@@ -294,7 +296,7 @@ export function unpackFields(shape: Shape, r: Reader, at: number): Record<string
   const fields: Record<string, unknown> = {};
   for (let i = 0; i < shape.keys.length; i++) {
     const k = shape.keys[i]!;
-    fields[k] = shape.dyn[i] ? readValue(r, at) : shape.fixed[k];
+    setOwn(fields, k, shape.dyn[i] ? readValue(r, at) : shape.fixed[k]);
   }
   return fields;
 }

@@ -14,6 +14,7 @@ import type { FieldRead } from '../read/result.js';
 import { mergeSeen, type SeenForms } from '../read/seen.js';
 import { readTime } from '../read/times.js';
 import { ROWS_PER_STEP, runSync, type Steps } from '../../yielding.js';
+import { setOwn } from '../../own.js';
 
 /** The list kinds this module reads. */
 export type ListKind = 'position' | 'asset' | 'holding';
@@ -64,7 +65,7 @@ const readerLists = Object.fromEntries(Object.entries(readers).map(([kind, r]) =
 function readRow(kind: ListKind, raw: Record<string, unknown>, fr: FieldReader): Row {
   const out: Record<string, unknown> = {};
   const known = readers[kind];
-  for (const k in raw) if (Object.hasOwn(raw, k) && !Object.hasOwn(known, k) && k !== 'balance') out[k] = normalizeExtra(raw[k]);
+  for (const k in raw) if (Object.hasOwn(raw, k) && !Object.hasOwn(known, k) && k !== 'balance') setOwn(out, k, normalizeExtra(raw[k]));
   for (const [k, reader] of readerLists[kind]) out[k] = fr.read(k, reader);
   if (kind !== 'position') out.balance = fr.read('balance', (v) => readAmount(v, out.decimals as number | null));
   return out as Row;

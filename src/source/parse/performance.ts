@@ -8,6 +8,7 @@ import { normalizeExtra } from '../values.js';
 import { FieldReader, isObject, unreadableOf } from '../read/fields.js';
 import { readNumber, readString } from '../read/numbers.js';
 import { mergeSeen, type SeenForms } from '../read/seen.js';
+import { setOwn } from '../../own.js';
 
 const FIGURES = ['nav_usd', 'value_usd', 'pnl_usd', 'roi', 'twr', 'apr', 'apy'];
 const ADDRESS = ['wallet', 'wallet_address', 'address'];
@@ -15,7 +16,7 @@ const ADDRESS = ['wallet', 'wallet_address', 'address'];
 /** Figures read one by one (unreadable → null and a field rejection); every other member with numeric strings read as numbers. */
 function readFigures(raw: Record<string, unknown>, fr: FieldReader): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(raw)) if (!FIGURES.includes(k) && !ADDRESS.includes(k)) out[k] = normalizeExtra(v);
+  for (const [k, v] of Object.entries(raw)) if (!FIGURES.includes(k) && !ADDRESS.includes(k)) setOwn(out, k, normalizeExtra(v));
   for (const k of FIGURES) if (k in raw) out[k] = fr.read(k, readNumber);
   return out;
 }
