@@ -567,17 +567,8 @@ function splitUnreadable(stored: Record<string, unknown>): { fields: Record<stri
   return { fields, unreadable };
 }
 
-/** One latest row as schema 8 stored it, for the migration that packs them. */
-export interface LatestImportRow {
-  kind: ReadingKind;
-  entity: string;
-  at: number;
-  poll: string;
-  updated_at: number;
-  labels: Record<string, string>;
-  /** The fields as stored in JSON, the unreadable map under its NUL-prefixed key when there was one. */
-  fields: Record<string, unknown>;
-}
+/** One latest row as schema 8 stored it (a history row's columns, with when it was written instead of seen_at), for the migration that packs them. */
+export type LatestImportRow = Omit<ImportRow, 'seen_at'> & { updated_at: number };
 
 /** Writes latest rows of schema 8 packed into today's `latest_readings` (migration 9); call inside its transaction. */
 export function createLatestImporter(db: Database.Database): (row: LatestImportRow) => void {
