@@ -48,9 +48,10 @@ export interface AlertRepo {
   /**
    * For the engine: saves an alert with its bookkeeping. `prev`, when given, must be the row as stored now (what
    * {@link getTracked} or {@link trackedForRules} returned, or what was last saved): nothing is written when nothing
-   * changed, and only the columns a judged reading moves when the alert kept its state, labels and times.
+   * changed, and only the columns a judged reading moves when the alert kept its state, labels and times. Returns
+   * whether it wrote.
    */
-  saveTracked(t: TrackedAlert, prev?: TrackedAlert): void;
+  saveTracked(t: TrackedAlert, prev?: TrackedAlert): boolean;
   /** Forgets an alert without a transition (its entity moved to another replica). */
   remove(fingerprint: string): void;
   /**
@@ -310,8 +311,9 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
         const a = t.alert;
         const annotations = sameRecord(prev.alert.annotations, a.annotations) ? null : JSON.stringify(a.annotations);
         moved.run(finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, annotations, t.cleared_at, a.fingerprint);
-      } else return;
+      } else return false;
       writes.n++;
+      return true;
     },
     remove: (fp) => {
       removeOne.run(fp);

@@ -87,14 +87,15 @@ export class TrackedRows {
     this.byRule.get(t.alert.rule)?.delete(t.alert.entity);
   }
 
-  private write(now: number, fn: () => void): void {
+  /** Runs a write (`fn` returns false when it found nothing to change) and bumps the revision with the call's first real one. */
+  private write(now: number, fn: () => boolean | void): void {
     // Someone wrote since the copy's last own write (nothing should, inside one engine call): trust nothing.
     if (this.repo.writes() !== this.writes) this.byRule.clear();
-    if (!this.bumped) {
+    // A call that changes no row leaves the revision (and the file) alone: a rollback of it has nothing to take back.
+    if (fn() !== false && !this.bumped) {
       this.revision = this.repo.bumpRevision(now);
       this.bumped = true;
     }
-    fn();
     this.writes = this.repo.writes();
   }
 }
