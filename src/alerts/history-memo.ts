@@ -73,14 +73,10 @@ export class HistoryMemo implements HistoryView {
     // row is stored at or after its own time, so a span starting at or after it still has its row and its end).
     if (this.oldestSeen !== null && oldest > this.oldestSeen) this.endSpansBefore(oldest);
     this.oldestSeen = oldest;
-    if (this.spans.size === 0) {
-      this.lastRow = this.changes.last();
-      return;
-    }
     for (const [kind, ofKind] of this.spans) {
       // A row at or after the end of every span of its kind changes none: only the others are read.
       let end = -Infinity;
-      for (const { list } of ofKind.values()) for (const s of list) if (s.hi > end) end = s.hi;
+      for (const { list } of ofKind.values()) for (const s of list) end = Math.max(end, s.hi);
       for (const row of this.changes.since(marker, kind as ReadingKind, end)) {
         const spans = ofKind.get(row.entity);
         if (!spans) continue;
@@ -107,15 +103,9 @@ export class HistoryMemo implements HistoryView {
     }
   }
 
-  /** Forgets every answer (the next sync starts afresh). */
-  clear(): void {
-    this.spans.clear();
-    this.synced = false;
-  }
-
   at(kind: ReadingKind, entity: string, t: number): Reading | undefined {
     let ofKind = this.spans.get(kind);
-    let spans = ofKind?.get(entity);
+    const spans = ofKind?.get(entity);
     if (spans) {
       spans.used = this.syncs;
       for (const s of spans.list) if (s.lo <= t && t < s.hi) return s.reading;
@@ -123,9 +113,11 @@ export class HistoryMemo implements HistoryView {
     const reading = this.readings.historyAt(kind, entity, t);
     const span: Span = { lo: reading ? reading.at : -Infinity, hi: this.changes.nextAt(kind, entity, t) ?? Infinity, reading };
     if (!ofKind) this.spans.set(kind, (ofKind = new Map()));
-    if (!spans) ofKind.set(entity, (spans = { list: [], used: this.syncs }));
-    if (spans.list.length >= SPANS_PER_ENTITY) spans.list.shift();
-    spans.list.push(span);
+    if (!spans) ofKind.set(entity, { list: [span], used: this.syncs });
+    else {
+      if (spans.list.length >= SPANS_PER_ENTITY) spans.list.shift();
+      spans.list.push(span);
+    }
     return reading;
   }
 
