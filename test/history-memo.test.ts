@@ -284,6 +284,28 @@ describe('HistoryMemo reads the store only when an answer may have changed', () 
 });
 
 describe('HistoryMemo answers as historyAt does', () => {
+  it('when a later write of the newest row\'s millisecond sorts before it, and when such a write rolls back', () => {
+    const { store, memo } = setup();
+    save(store, [apy('m1', T0 - HOUR, 0.01)], T0 - HOUR); // m1 first: the smaller entity id, so its rows sort first
+    save(store, [apy('m2', T0 + MIN, 0.02)], T0 + MIN); // the newest row: m2's, stored at T0 + 1m
+    agree(store, memo);
+    // Another write in the same millisecond: m1's row comes before m2's in key order, yet is new to the memo.
+    store.transaction(() => store.readings.savePoll('markets-b', [apy('m1', T0, 0.03)], T0 + MIN));
+    saved.add(T0);
+    agree(store, memo);
+    // A third one, which the memo answers from before its transaction rolls back.
+    saved.add(T0 + 30_000);
+    expect(() =>
+      store.transaction(() => {
+        store.readings.savePoll('markets-c', [apy('m1', T0 + 30_000, 0.04)], T0 + MIN);
+        memo.sync();
+        expect(memo.at('market', 'm1', T0 + 40_000)?.fields.borrow_apy).toBe(0.04);
+        throw new Error('rolled back');
+      }),
+    ).toThrow('rolled back');
+    agree(store, memo);
+  });
+
   it('after a transaction rolls back, when its first sync saw an empty history', () => {
     const { store } = setup();
     const { memo, reads } = counted(store);
@@ -369,10 +391,13 @@ describe('HistoryMemo answers as historyAt does', () => {
         const { memo, reads } = counted(store);
         const at = (m: number, off = 0) => T0 + m * MIN + off;
         const qs = (list: Array<[string, number, number]>) => list.map(([e, m, off]): [string, number] => [e, at(m, off)]);
-        // Every write at a storage time of its own, 1 ms or more after the last: two writes stored in the same ms
-        // are a known gap of the memo (the second one's rows can sort before the newest row it saw), not tested here.
+        // One write in three stored in the same millisecond as the one before (two polls saved with one clock reading):
+        // its rows can sort before the newest row the memo saw.
         let now = T0;
-        const write = (rows: Array<[string, number]>) => store.readings.savePoll('markets', rows.map(([e, m]) => apy(e, at(m), ++value)), ++now);
+        const write = (rows: Array<[string, number]>) => {
+          const readings = rows.map(([e, m]) => apy(e, at(m), ++value));
+          return store.readings.savePoll('markets', readings, (now += value % 3 === 0 ? 0 : 1));
+        };
         for (const o of ops) {
           if (o.op === 'save') {
             now += o.after * MIN;
