@@ -251,6 +251,10 @@ describe('meta and prune', () => {
     expect(store.readings.removeLatest('market', 'gone')).toBe(true);
     expect(store.readings.pruneShapes()).toBe(1);
     expect(shapes()).toBe(1);
+    // 'gone' comes back as it was: its shape is stored again, not taken from a cache that still knew the deleted one.
+    store.readings.savePoll('markets', [old], 9500);
+    expect(shapes()).toBe(2);
+    expect(store.readings.historyAt('market', 'gone', 1000)?.labels).toEqual({ only: 'old' });
     expect(store.meta.getNumber('last_pruned_at')).toBe(10_000);
     expect(store.readings.historyRange('market', 'm1', 0, 20_000).map((r) => r.at)).toEqual([9000]);
     expect(store.readings.historyAt('market', 'm1', 9000)?.labels).toEqual({ entity: 'm1', chain: 'base' });

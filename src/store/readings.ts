@@ -513,7 +513,13 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       }
       return total;
     },
-    pruneShapes: () => inTx(() => pruneShapesStmt.run().changes),
+    pruneShapes: () =>
+      inTx(() => {
+        const n = pruneShapesStmt.run().changes;
+        // The caches may still map a deleted shape's digest to its id (and SQLite may give the id to the next new shape).
+        if (n > 0) forget();
+        return n;
+      }),
     counts: () => {
       const latest: Partial<Record<ReadingKind, number>> = {};
       for (const { kind, n } of countLatest.all()) latest[kind] = n;
