@@ -4,6 +4,7 @@
  * Input (argv[2], JSON): {@link E2eInput}; output: one IPC message, {@link E2eResult}.
  */
 import { statSync } from 'node:fs';
+import { Gauge, Registry } from 'prom-client';
 import { request } from 'undici';
 import { startDaemon } from '../daemon.js';
 import { loadBenchConfig } from './config.js';
@@ -28,7 +29,8 @@ export interface E2eInput {
 
 /** What the child reports. */
 export interface E2eResult {
-  markets: { subject: number[]; baseline: number[] };
+  /** The markets poll, and its bare parts turn about: fetch + JSON.parse, the rows in a prepared insert, a gauge set per row. */
+  markets: { subject: number[]; baseline: number[]; fetch: number[]; insert: number[]; gauge: number[] };
   /** The positions poll, and its bare parts turn about: every page fetched and JSON.parse'd, then the same rows in a prepared insert. */
   positions: { subject: number[]; baseline: number[]; rows: number; bareRows: number; walk: number[]; insert: number[] };
   /** The poll runner's own log lines of the timed markets runs. */
@@ -119,8 +121,14 @@ const daemon = await startDaemon({ config, log, consoleOut: { write: () => true 
 try {
   // The scheduler ran every poll once at start; these wait for those runs.
   await Promise.all(['markets', 'positions', 'benchmarks'].map((p) => daemon.pollNow(p)));
+  // The markets poll's bare parts (the issue's B1): the query fetched and JSON.parse'd, its rows in one prepared insert
+  // (as JSON, one table), and one gauge set per row.
+  const bareMarkets = bareDb(`${input.dbPath}.bare-markets`);
+  const gauge = new Gauge({ name: 'bare_market_utilization', help: 'bare', labelNames: ['market_id'], registers: [new Registry()] });
+  const parts = { fetch: [] as number[], insert: [] as number[], gauge: [] as number[] };
   const bare = () =>
     probe.bare(async () => {
+      const t0 = performance.now();
       const res = await request(new URL(config.source.graphql_path, input.baseUrl), {
         dispatcher: bareAgent,
         reset: true,
@@ -129,7 +137,17 @@ try {
         body: metricsBody(input.markets),
       });
       const bytes = await res.body.arrayBuffer();
-      return JSON.parse(new TextDecoder().decode(bytes)) as unknown;
+      const body = JSON.parse(new TextDecoder().decode(bytes)) as { data?: { metrics?: Array<Record<string, unknown>> } };
+      const rows = body.data?.metrics ?? [];
+      const t1 = performance.now();
+      const at = Date.now();
+      bareMarkets.insert(rows.map((row) => ({ kind: 'market' as const, entity: String(row.market_id), at, row })));
+      const t2 = performance.now();
+      for (const row of rows) gauge.labels(String(row.market_id)).set(Number(row.utilization));
+      parts.fetch.push(t1 - t0);
+      parts.insert.push(t2 - t1);
+      parts.gauge.push(performance.now() - t2);
+      if (rows.length === 0) throw new Error('the bare metrics query returned no rows');
     });
   lines.length = 0;
   // How long the poll holds the event loop at once is how long /metrics and /healthz wait.
@@ -188,8 +206,9 @@ try {
     assertAllOk(lines.slice(before), 'markets', scrapedPolls);
     scrapes = { ms: r.scrapes, polls: scrapedPolls };
   }
+  bareMarkets.db.close();
   const result: E2eResult = {
-    markets,
+    markets: { subject: markets.subject, baseline: markets.baseline, ...parts },
     positions: { subject: positions.subject, baseline: positions.baseline, rows, bareRows, walk, insert },
     lines: marketLines,
     loopMaxMs: { markets: Math.max(marketsBlocks.inside, marketsBlocks.outside), positions: Math.max(positionsBlocks.inside, positionsBlocks.outside) },

@@ -35,7 +35,13 @@ async function e2e(ctx: BenchContext): Promise<void> {
   const sim = await ctx.simulator();
   const r = await runChild({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'daemon.db'), reps: ctx.heavyReps, markets: MARKETS, scrapeWhilePolling: true });
   const s = summarize(r.markets.subject);
-  ctx.row({ name: 'e2e.markets', n: `${MARKETS.toLocaleString('en-US')} markets, 13 rules`, subject: s, baseline: summarize(r.markets.baseline), baselineName: 'undici POST + JSON.parse' });
+  ctx.row({
+    name: 'e2e.markets',
+    n: `${MARKETS.toLocaleString('en-US')} markets, 13 rules`,
+    subject: s,
+    baseline: summarize(r.markets.baseline),
+    baselineName: 'undici POST + JSON.parse + prepared insert + gauge set',
+  });
   if (r.positions.bareRows !== r.positions.rows) throw new Error(`the positions poll stored ${r.positions.rows} rows, the bare walk read ${r.positions.bareRows}`);
   ctx.row({
     name: 'e2e.positions',
@@ -75,6 +81,10 @@ async function e2e(ctx: BenchContext): Promise<void> {
       `The poll's store transaction stayed open (in slices) up to ${r.txnMaxMs.markets.toFixed(0)} ms markets, ${r.txnMaxMs.positions.toFixed(0)} ms positions; ` +
       `the longest block while it was open: ${r.insideMaxMs.markets.toFixed(0)} ms markets, ${r.insideMaxMs.positions.toFixed(0)} ms positions; ` +
       `outside it: ${r.outsideMaxMs.markets.toFixed(0)} ms markets, ${r.outsideMaxMs.positions.toFixed(0)} ms positions.`,
+  );
+  ctx.note(
+    `e2e.markets: its bare parts, timed turn about with the poll — the query fetched and JSON.parse'd ${median(r.markets.fetch).toFixed(0)} ms, ` +
+      `its rows in one prepared insert (as JSON, one table) ${median(r.markets.insert).toFixed(0)} ms, a gauge set per row ${median(r.markets.gauge).toFixed(1)} ms (medians, warm-up runs included).`,
   );
   ctx.note(
     `e2e.positions: its bare parts, timed turn about with the poll — every page fetched and JSON.parse'd ${median(r.positions.walk).toFixed(0)} ms, ` +
