@@ -82,10 +82,13 @@ function blockProbe(store: Pick<Store, 'transactionYielding'>) {
     }
   };
   let last = performance.now();
+  let ticked: Array<() => void> = [];
   const timer = setInterval(() => {
     const now = performance.now();
     if (now - last > 15) gaps.push([last, now]);
     last = now;
+    for (const resolve of ticked) resolve();
+    ticked = [];
   }, 5);
   return {
     /** Longest a transaction stayed open, and the longest block while one was open and outside; starts afresh. */
@@ -100,6 +103,11 @@ function blockProbe(store: Pick<Store, 'transactionYielding'>) {
       bare.length = 0;
       return { txn, inside, outside };
     },
+    /**
+     * Resolves at the timer's next turn: a block is noted only when the timer runs after it, so a phase's last block
+     * (its last bare run's insert, say) would otherwise be counted in the next phase, outside any of its bare runs.
+     */
+    settle: () => new Promise<void>((resolve) => ticked.push(resolve)),
     /** Runs and times one run of the bare baseline. */
     async bare<T>(run: () => T | Promise<T>): Promise<T> {
       const t0 = performance.now();
@@ -154,6 +162,7 @@ try {
   const probe = blockProbe(daemon.store);
   probe.take();
   const markets = await timePair({ run: () => daemon.pollNow('markets') }, { run: bare }, input.reps);
+  await probe.settle();
   const marketsBlocks = probe.take();
   const marketLines = lines.filter((l) => l.poll === 'markets').slice(input.reps.warmup);
   assertAllOk(lines, 'markets', input.reps.warmup + input.reps.runs);
@@ -177,6 +186,7 @@ try {
     });
   const positionRuns = Math.max(1, Math.ceil(input.reps.runs / 2));
   const positions = await timePair({ run: () => daemon.pollNow('positions') }, { run: bareParts }, { warmup: 0, runs: positionRuns });
+  await probe.settle();
   const positionsBlocks = probe.take();
   probe.stop();
   bareStore.db.close();
