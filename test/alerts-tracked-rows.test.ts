@@ -202,6 +202,21 @@ describe('TrackedRows: what it reads and writes', () => {
     store.close();
   });
 
+  it('live() lists the pending, firing and flapping rows of the rules asked, by rule then entity, and no resolved one', () => {
+    const store = tempStore(dirs);
+    const { repo, rows } = counted(store);
+    const of = (rule: string, entity: string, state: 'pending' | 'firing' | 'resolved', flapping = false): TrackedAlert => ({
+      alert: { ...newAlert({ rule, kind: 'utilization_above', entity, severity: 'warning' }, T0), state, flapping },
+      cleared_at: null,
+    });
+    // Saved out of order, so the table's and the copy's own orders are not the answer by chance.
+    const saved = [of('util', 'm4', 'firing'), of('apy', 'm9', 'pending'), of('util', 'm1', 'pending'), of('util', 'm3', 'resolved'), of('util', 'm2', 'resolved', true), of('apy', 'm0', 'resolved'), of('other', 'm5', 'firing'), of('util', 'm0', 'firing')];
+    store.transaction(() => saved.forEach((t) => repo.saveTracked(t)));
+    const live = store.transaction(() => (rows.begin(), rows.live(['util', 'apy'])));
+    expect(live.map((t) => `${t.alert.rule}/${t.alert.entity}`)).toEqual(['apy/m9', 'util/m0', 'util/m1', 'util/m2', 'util/m4']);
+    store.close();
+  });
+
   it('a write by someone else between two of its own saves (never inside an engine call, but if) drops the copy', () => {
     const store = tempStore(dirs);
     const { n, look, call } = counted(store);

@@ -23,7 +23,7 @@ export function toDecimal(v: unknown): Decimal | undefined {
   const [, sign = '', whole = '', frac = '', expText = '0'] = m;
   const exp = Number(expText) - frac.length;
   if (Math.abs(exp) > 400) return undefined;
-  const digits = BigInt((whole + frac).replace(/^0+(?=\d)/, '') || '0');
+  const digits = BigInt(whole + frac || '0'); // BigInt reads leading zeros as the number they lead
   return { negative: sign === '-' && digits !== 0n, digits, exp };
 }
 
