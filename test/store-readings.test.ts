@@ -81,6 +81,19 @@ describe('savePoll and latest', () => {
     expect(store.readings.historyAt('market', 'm2', 1000)?.entity).toBe('m2');
   });
 
+  it("stores each save's rows after every row stored before it: two saves in one millisecond, a clock stepped back, a reopened file", () => {
+    const seen = () => [...store.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER)].map((r) => [r.entity, r.seen_at]);
+    store.readings.savePoll('markets', [market('m2', 1000)], 5000);
+    store.readings.savePoll('markets-b', [market('m1', 1000)], 5000); // m1 sorts before m2 in a millisecond: not here
+    store.readings.savePoll('markets-c', [market('m3', 1000)], 4000); // the clock stepped back
+    expect(seen()).toEqual([['m2', 5000], ['m1', 5001], ['m3', 5002]]);
+    const path = store.path;
+    store.close();
+    store = openStore(path);
+    store.readings.savePoll('markets-d', [market('m4', 1000)], 5000);
+    expect(seen().at(-1)).toEqual(['m4', 5003]);
+  });
+
   it('saves 10,000 readings in one call, all or nothing', () => {
     const many = Array.from({ length: 10_000 }, (_, i) => market(`m${i}`, 1000 + (i % 7)));
     expect(store.readings.savePoll('markets', many, 2000)).toEqual({ inserted: 10_000, latest: 10_000 });

@@ -18,7 +18,7 @@
  */
 import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
-import type { HistoryChanges, HistoryMark } from '../store/history-changes.js';
+import type { HistoryChanges, HistoryRowKey } from '../store/history-changes.js';
 import type { ReadingsRepo } from '../store/readings.js';
 
 interface Span {
@@ -46,8 +46,8 @@ export class HistoryMemo implements HistoryView {
   private spans = new Map<string, Map<string, Spans>>();
   private synced = false;
   private syncs = 0;
-  /** The newest row seen at the last sync, with its millisecond's count (the marker a rollback would change). */
-  private lastRow: HistoryMark | undefined;
+  /** The newest row seen at the last sync (the marker a rollback would change). */
+  private lastRow: HistoryRowKey | undefined;
   private oldestSeen: number | null = null;
 
   constructor(

@@ -4,7 +4,9 @@
  * given one, whether a remembered row is still there (a rolled-back transaction takes its rows with it), the oldest
  * storage time still kept (a prune or a fold into buckets deletes from there), and the first time stored after t.
  * None of them decodes a row's values; each is a seek on the primary key (storage order) or the entity index, or a
- * scan of the new rows only. Vanished markers are not rows of history here.
+ * scan of the new rows only. Vanished markers are not rows of history here. The rows of a save come after every row
+ * stored before it in storage order: the readings repository gives each save a storage time after the newest one
+ * (two saves in one millisecond, a clock stepped back), so "added since a row" misses none of this connection's.
  */
 import type Database from 'better-sqlite3';
 import type { ReadingKind } from '../model.js';
@@ -19,27 +21,14 @@ export interface HistoryRowKey {
   poll: number;
 }
 
-/**
- * The newest row at some moment, and how many rows shared its storage time then. Rows stored in the same millisecond
- * (two polls saved with the same clock reading) need not come after it in key order: the count is what tells a
- * rolled-back one of them.
- */
-export interface HistoryMark extends HistoryRowKey {
-  sameTime: number;
-}
-
 /** See the module comment. Every method runs in the caller's transaction when called inside one. */
 export interface HistoryChanges {
   /** The newest row in storage order, or undefined when history is empty. */
-  last(): HistoryMark | undefined;
-  /** Whether that row is still stored, and every row stored in its millisecond then too (none rolled back). */
-  has(mark: HistoryMark): boolean;
-  /**
-   * Rows of `kind` stored after `after` (all rows when undefined) with at < `before`, in storage order. When rows
-   * were stored in its millisecond since (a row stored later in that millisecond can come before it in key order),
-   * every row of that millisecond again.
-   */
-  since(after: HistoryMark | undefined, kind: ReadingKind, before: number): Array<{ entity: string; at: number }>;
+  last(): HistoryRowKey | undefined;
+  /** Whether this row is still stored. */
+  has(key: HistoryRowKey): boolean;
+  /** Rows of `kind` stored after `after` (all rows when undefined) with at < `before`, in storage order. */
+  since(after: HistoryRowKey | undefined, kind: ReadingKind, before: number): Array<{ entity: string; at: number }>;
   /** The oldest storage time still kept, or null when history is empty. */
   oldestSeen(): number | null;
   /** The smallest `at` > t stored for (kind, entity) at full resolution or as a bucket, or undefined when there is none. */
@@ -51,31 +40,20 @@ export function createHistoryChanges(db: Database.Database, entityId: (kind: Rea
   const key = 'seen_at, entity, at, poll';
   const last = db.prepare<[], HistoryRowKey>(`SELECT ${key} FROM reading_history WHERE shape != 0 ORDER BY seen_at DESC, entity DESC, at DESC, poll DESC LIMIT 1`);
   const has = db.prepare<[number, number, number, number]>(`SELECT 1 FROM reading_history WHERE seen_at = ? AND entity = ? AND at = ? AND poll = ?`);
-  const sameTime = db.prepare<[number], { n: number }>(`SELECT count(*) AS n FROM reading_history WHERE seen_at = ?`);
-  const rows = `SELECT h.at, e.value FROM reading_history h JOIN history_entities e ON e.id = h.entity`;
-  const order = `AND h.at < ? AND h.shape != 0 ORDER BY h.seen_at, h.entity, h.at, h.poll`;
-  const after = db.prepare<[number, number, number, number, number], { at: number; value: string }>(
-    `${rows} WHERE (h.seen_at, h.entity, h.at, h.poll) > (?, ?, ?, ?) ${order}`,
+  const since = db.prepare<[number, number, number, number, number], { at: number; value: string }>(
+    `SELECT h.at, e.value FROM reading_history h JOIN history_entities e ON e.id = h.entity
+     WHERE (h.seen_at, h.entity, h.at, h.poll) > (?, ?, ?, ?) AND h.at < ? AND h.shape != 0 ORDER BY h.seen_at, h.entity, h.at, h.poll`,
   );
-  const from = db.prepare<[number, number], { at: number; value: string }>(`${rows} WHERE h.seen_at >= ? ${order}`);
   const oldest = db.prepare<[], { t: number | null }>(`SELECT min(seen_at) AS t FROM reading_history`);
   const nextRaw = db.prepare<[number, number], { at: number | null }>(`SELECT min(at) AS at FROM reading_history WHERE entity = ? AND at > ? AND shape != 0`);
   const nextBucket = db.prepare<[number, number, number], { at: number | null }>(`SELECT min(at) AS at FROM reading_buckets WHERE entity = ? AND start > ? AND at > ?`);
   return {
-    last: () => {
-      const k = last.get();
-      return k && { ...k, sameTime: sameTime.get(k.seen_at)!.n };
-    },
-    has: (m) => has.get(m.seen_at, m.entity, m.at, m.poll) !== undefined && sameTime.get(m.seen_at)!.n >= m.sameTime,
-    since: (mark, kind, before) => {
+    last: () => last.get(),
+    has: (k) => has.get(k.seen_at, k.entity, k.at, k.poll) !== undefined,
+    since: (after, kind, before) => {
+      const from = after ?? { seen_at: Number.MIN_SAFE_INTEGER, entity: 0, at: 0, poll: 0 };
       const out: Array<{ entity: string; at: number }> = [];
-      const found =
-        mark === undefined
-          ? from.all(Number.MIN_SAFE_INTEGER, before)
-          : sameTime.get(mark.seen_at)!.n > mark.sameTime
-            ? from.all(mark.seen_at, before)
-            : after.all(mark.seen_at, mark.entity, mark.at, mark.poll, before);
-      for (const r of found) {
+      for (const r of since.all(from.seen_at, from.entity, from.at, from.poll, before)) {
         const e = JSON.parse(r.value) as EntityKey;
         if (e.kind === kind) out.push({ entity: e.entity, at: r.at });
       }

@@ -212,6 +212,18 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     `SELECT ${bucketCols} FROM reading_buckets WHERE (start, entity) > (@t, @e) AND start <= @to ORDER BY start, entity LIMIT @limit`,
   );
   const oldestRaw = db.prepare<[], { t: number | null }>(`SELECT min(seen_at) AS t FROM reading_history`);
+  const newestRaw = db.prepare<[], { t: number | null }>(`SELECT max(seen_at) AS t FROM reading_history`);
+  /**
+   * The storage time of a save: its `now`, or 1 ms after the newest storage time written before when that is not
+   * earlier (two saves in one millisecond, a clock stepped back). So a save's rows come after every row stored before
+   * it in storage order, which is how the engine's look-back memo learns of them (src/store/history-changes.ts).
+   */
+  let lastSeen: number | undefined;
+  const storageTime = (now: number): number => {
+    lastSeen ??= newestRaw.get()?.t ?? -Infinity;
+    lastSeen = now > lastSeen ? now : lastSeen + 1;
+    return lastSeen;
+  };
   const rawBefore = db.prepare<[number, number], RawRow>(
     `SELECT ${rawCols} FROM reading_history WHERE seen_at < ? ORDER BY seen_at, entity, at, poll LIMIT ?`,
   );
@@ -300,6 +312,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     let inserted = 0;
     let n = 0;
     const pollId = polls.idOf(poll, () => JSON.stringify(poll));
+    const seenAt = storageTime(now);
     const before = lastBatch.get(poll);
     const current = new Map<string, { at: number; sig: string }>();
     // The newest reading per entity wins `latest`, whatever order the batch came in.
@@ -319,7 +332,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const unchanged = last !== undefined && last.sig === sig && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= last.at : r.at === last.at);
       const seen = current.get(key);
       if (!seen || r.at >= seen.at) current.set(key, { at: r.at, sig });
-      if (!unchanged && insertHistory.run(now, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
+      if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
       const prev = newest.get(key);
       if (!prev || r.at >= prev.r.at) newest.set(key, { r, shape: shapeId, vals: packed.vals });
     }
@@ -332,7 +345,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     for (const key of before?.keys() ?? []) {
       if (++n % ROWS_PER_STEP === 0) yield;
       const id = current.has(key) ? undefined : entities.find(key);
-      if (id !== undefined) insertHistory.run(now, id, now, pollId, VANISHED, EMPTY);
+      if (id !== undefined) insertHistory.run(seenAt, id, now, pollId, VANISHED, EMPTY);
     }
     lastBatch.set(poll, current);
     return { inserted, latest: newest.size };
