@@ -23,7 +23,7 @@ export function toDecimal(v: unknown): Decimal | undefined {
   const [, sign = '', whole = '', frac = '', expText = '0'] = m;
   const exp = Number(expText) - frac.length;
   if (Math.abs(exp) > 400) return undefined;
-  const digits = BigInt(whole + frac || '0'); // BigInt reads leading zeros as the number they lead
+  const digits = BigInt(whole + frac); // BigInt reads leading zeros as the number they lead, and no digits as 0
   return { negative: sign === '-' && digits !== 0n, digits, exp };
 }
 
