@@ -251,6 +251,8 @@ describe('meta and prune', () => {
     expect(store.readings.removeLatest('market', 'gone')).toBe(true);
     expect(store.readings.pruneShapes()).toBe(1);
     expect(shapes()).toBe(1);
+    // The poll's own memory of what it last stored is kept: m1 unchanged but for its time stores no row again.
+    expect(store.readings.savePoll('markets', [market('m1', 9400, 0.7)], 9400).inserted).toBe(0);
     // 'gone' comes back as it was: its shape is stored again, not taken from a cache that still knew the deleted one.
     store.readings.savePoll('markets', [old], 9500);
     expect(shapes()).toBe(2);
@@ -258,6 +260,11 @@ describe('meta and prune', () => {
     expect(store.meta.getNumber('last_pruned_at')).toBe(10_000);
     expect(store.readings.historyRange('market', 'm1', 0, 20_000).map((r) => r.at)).toEqual([9000]);
     expect(store.readings.historyAt('market', 'm1', 9000)?.labels).toEqual({ entity: 'm1', chain: 'base' });
+    // The newest shape is never pruned (its id is never handed out again), even when nothing points to it any more.
+    for (const e of ['m1', 'gone']) store.readings.removeLatest('market', e);
+    store.prune(1e9);
+    expect(store.readings.pruneShapes()).toBe(1);
+    expect(shapes()).toBe(1);
   });
 });
 

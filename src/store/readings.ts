@@ -238,9 +238,11 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     `DELETE FROM reading_buckets WHERE (entity, start) IN
        (SELECT entity, start FROM reading_buckets WHERE start < ? ORDER BY start LIMIT ?)`,
   );
+  // The newest shape is never deleted, so SQLite never gives a deleted shape's id to a new one (a save's signature of
+  // the poll before holds shape ids).
   const pruneShapesStmt = db.prepare(
     `DELETE FROM history_shapes WHERE id NOT IN (SELECT shape FROM reading_history) AND id NOT IN (SELECT shape FROM reading_buckets)
-       AND id NOT IN (SELECT shape FROM latest_readings)`,
+       AND id NOT IN (SELECT shape FROM latest_readings) AND id < (SELECT max(id) FROM history_shapes)`,
   );
   const countLatest = db.prepare<[], { kind: ReadingKind; n: number }>(`SELECT kind, count(*) AS n FROM latest_readings GROUP BY kind ORDER BY kind`);
   const countHistory = db.prepare<[], { n: number; b: number; oldRaw: number | null; oldBucket: number | null; newest: number | null }>(
@@ -529,8 +531,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     pruneShapes: () =>
       inTx(() => {
         const n = pruneShapesStmt.run().changes;
-        // The caches may still map a deleted shape's digest to its id (and SQLite may give the id to the next new shape).
-        if (n > 0) forget();
+        // The shape cache may still map a deleted shape's digest to its id (and SQLite may give the id to the next new
+        // shape). Only that cache: the per-poll signatures stay (every entity stored again otherwise).
+        if (n > 0) shapes.forget();
         return n;
       }),
     counts: () => {
