@@ -54,6 +54,8 @@ describe('the alert rows the engine keeps across polls', () => {
     const { store, engine } = firing(0.95);
     const dispatcherRepo = createAlertRepo(store.db);
     store.transaction(() => dispatcherRepo.markNotified(FP, T0 + 3 * MIN + 10_000));
+    // Only the marked row is read again: in an incident the dispatcher marks thousands between two polls.
+    engine.repo.trackedForRules = () => expect.fail('the poll read every alert row again after a notification mark');
     const resolved = drive(store, engine, poll(T0 + 4 * MIN, 0.5));
     expect(resolved.events.map((e) => [e.type, e.alert.last_notified_at])).toEqual([['resolved', T0 + 3 * MIN + 10_000]]);
     store.close();
@@ -151,10 +153,11 @@ describe('TrackedRows: what it reads and writes', () => {
   /** The store's repository, with its reads of rows and its revision bumps counted. */
   function counted(store: ReturnType<typeof tempStore>) {
     const repo = createAlertRepo(store.db);
-    const n = { loads: 0, bumps: 0 };
+    const n = { loads: 0, bumps: 0, gets: 0 };
     const wrapped: TrackedRowsRepo = {
       ...repo,
       trackedForRules: (rules) => (n.loads++, repo.trackedForRules(rules)),
+      getTracked: (fp) => (n.gets++, repo.getTracked(fp)),
       bumpRevision: (now) => (n.bumps++, repo.bumpRevision(now)),
     };
     const rows = new TrackedRows(wrapped, store.db);
@@ -169,7 +172,10 @@ describe('TrackedRows: what it reads and writes', () => {
         between();
         rows.save(last, undefined, T0);
       });
-    return { repo, n, rows, look, call };
+    /** One engine call's start and the notification time of each `util` row the copy holds then. */
+    const notifiedAt = () =>
+      store.transaction(() => (rows.begin(), new Map([...rows.forRules(['util']).get('util')!].map(([e, t]) => [e, t.alert.last_notified_at]))));
+    return { repo, n, rows, look, call, notifiedAt };
   }
   const row = (entity: string, value: number): TrackedAlert => ({
     alert: { ...newAlert({ rule: 'util', kind: 'utilization_above', entity, severity: 'warning' }, T0), state: 'firing', value },
@@ -214,6 +220,60 @@ describe('TrackedRows: what it reads and writes', () => {
     store.transaction(() => saved.forEach((t) => repo.saveTracked(t)));
     const live = store.transaction(() => (rows.begin(), rows.live(['util', 'apy'])));
     expect(live.map((t) => `${t.alert.rule}/${t.alert.entity}`)).toEqual(['apy/m9', 'util/m0', 'util/m1', 'util/m2', 'util/m4']);
+    store.close();
+  });
+
+  it("re-reads only the rows the dispatcher marked notified since (the copy is kept), and gets each one's new time", () => {
+    const store = tempStore(dirs);
+    const { n, look, call, notifiedAt } = counted(store);
+    call(row('m2', 1));
+    const other = createAlertRepo(store.db);
+    store.transaction(() => other.markNotified(fingerprint('util', 'm2'), T0 + 5_000));
+    // Marked twice: read once.
+    store.transaction(() => (other.markNotified(fingerprint('util', 'm1'), T0 + 6_000), other.markNotified(fingerprint('util', 'm1'), T0 + 7_000)));
+    expect(look()).toEqual(new Map([['m1', 1], ['m2', 1]]));
+    expect(notifiedAt()).toEqual(new Map([['m1', T0 + 7_000], ['m2', T0 + 5_000]]));
+    expect([n.loads, n.gets]).toEqual([1, 2]);
+    // Nothing since: nothing read.
+    expect(look()).toEqual(new Map([['m1', 1], ['m2', 1]]));
+    expect([n.loads, n.gets]).toEqual([1, 2]);
+    store.close();
+  });
+
+  it('a rolled-back mark: the row read again is the one the table kept', () => {
+    const store = tempStore(dirs);
+    const { n, call, notifiedAt } = counted(store);
+    call(row('m2', 1));
+    const other = createAlertRepo(store.db);
+    expect(() =>
+      store.transaction(() => {
+        other.markNotified(fingerprint('util', 'm1'), T0 + 5_000);
+        throw new Error('the delivery record failed');
+      }),
+    ).toThrow('the delivery record failed');
+    expect(notifiedAt()).toEqual(new Map([['m1', null], ['m2', null]]));
+    expect([n.loads, n.gets]).toEqual([1, 1]);
+    store.close();
+  });
+
+  it('a mark followed by any other write, or more marks than the journal keeps, drops the whole copy', () => {
+    const store = tempStore(dirs);
+    const { n, look, call } = counted(store);
+    call(row('m2', 1));
+    const other = createAlertRepo(store.db);
+    store.transaction(() => {
+      other.markNotified(fingerprint('util', 'm1'), T0 + 5_000);
+      other.saveTracked(row('m2', 7));
+    });
+    expect(look()).toEqual(new Map([['m1', 1], ['m2', 7]]));
+    expect([n.loads, n.gets]).toEqual([2, 0]);
+    // The journal keeps 50,000 marks; one more and it forgets them all (a copy then reads everything again).
+    store.transaction(() => {
+      for (let i = 0; i < 50_000; i++) other.markNotified(`gone-${i}`, T0);
+      other.markNotified(fingerprint('util', 'm1'), T0 + 6_000);
+    });
+    expect(look()).toEqual(new Map([['m1', 1], ['m2', 7]]));
+    expect([n.loads, n.gets]).toEqual([3, 0]);
     store.close();
   });
 

@@ -64,10 +64,29 @@ export interface AlertRepo {
   bumpRevision(now: number): number;
   /** How many writes to `alerts` this connection made through any repository of it, since the process started. */
   writes(): number;
+  /**
+   * The alerts whose notification time alone was written ({@link markNotified}) after the connection's write number
+   * `since` (a {@link writes} value), when those were the only writes since; `undefined` when any other write came
+   * after it, or more marks than the journal keeps. A copy of the rows refreshes just these instead of reading
+   * every row again: in an incident the dispatcher marks thousands of alerts between two polls.
+   */
+  notifiedSince(since: number): string[] | undefined;
 }
 
-/** Writes to `alerts` per connection, through every repository of it (see {@link AlertRepo.writes}). */
-const writesOn = new WeakMap<Database.Database, { n: number }>();
+/** The marks a connection's journal keeps before it forgets them (and a copy reads everything again). */
+const NOTIFIED_KEPT = 50_000;
+
+/**
+ * Writes to `alerts` per connection, through every repository of it (see {@link AlertRepo.writes}): `n` counts them,
+ * `other` is the number of the last that was not a notification mark, `notified` maps each marked fingerprint to
+ * the number of its last mark, oldest first.
+ */
+interface WriteJournal {
+  n: number;
+  other: number;
+  notified: Map<string, number>;
+}
+const writesOn = new WeakMap<Database.Database, WriteJournal>();
 
 /** An `alerts` row: the {@link Alert} with its booleans as 0/1 and its maps and lists as JSON, plus bookkeeping. */
 type AlertRow = Omit<Alert, 'flapping' | 'labels' | 'annotations' | 'changes'> & {
@@ -205,9 +224,13 @@ function toParams(t: TrackedAlert): Record<string, unknown> {
 
 /** Builds the alert repository over a database migrated to at least version 2. */
 export function createAlertRepo(db: Database.Database): AlertRepo {
-  let counter = writesOn.get(db);
-  if (!counter) writesOn.set(db, (counter = { n: 0 }));
-  const writes = counter;
+  let journal = writesOn.get(db);
+  if (!journal) writesOn.set(db, (journal = { n: 0, other: 0, notified: new Map() }));
+  const writes = journal;
+  /** Counts a write that is not a notification mark. */
+  const wrote = (): void => {
+    writes.other = ++writes.n;
+  };
   const upsert = db.prepare(
     `INSERT INTO alerts (${COLS}) VALUES (@fingerprint, @rule, @kind, @entity, @state, @flapping, @severity, @labels,
        @annotations, @value, @threshold, @previous_value, @peak, @data_at, @block, @pending_since, @firing_since,
@@ -283,7 +306,7 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     save: (alert) => {
       const prev = getOne.get(alert.fingerprint);
       upsert.run(toParams({ alert, cleared_at: prev?.cleared_at ?? null }));
-      writes.n++;
+      wrote();
     },
     recordEvents: (events) =>
       events.map((e) => Number(insertEvent.run(e.alert.fingerprint, e.alert.rule, e.alert.entity, e.type, e.at, JSON.stringify(e.alert)).lastInsertRowid)),
@@ -294,7 +317,13 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     },
     markNotified: (fp, at) => {
       notified.run(at, fp);
-      writes.n++;
+      const n = ++writes.n;
+      // Oldest first: a mark moves to the end.
+      writes.notified.delete(fp);
+      if (writes.notified.size >= NOTIFIED_KEPT) {
+        writes.notified.clear();
+        writes.other = n;
+      } else writes.notified.set(fp, n);
     },
     pruneEvents: (olderThan) => prune.run(olderThan).changes,
     getTracked: (fp) => {
@@ -312,15 +341,21 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
         const annotations = sameRecord(prev.alert.annotations, a.annotations) ? null : JSON.stringify(a.annotations);
         moved.run(finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, annotations, t.cleared_at, a.fingerprint);
       } else return false;
-      writes.n++;
+      wrote();
       return true;
     },
     remove: (fp) => {
       removeOne.run(fp);
-      writes.n++;
+      wrote();
     },
     revision: () => Number(getRevision.get()?.value ?? 0),
     bumpRevision: (now) => Number(bump.get(now)!.value),
     writes: () => writes.n,
+    notifiedSince: (since) => {
+      if (writes.other > since) return undefined;
+      const out: string[] = [];
+      for (const [fp, n] of writes.notified) if (n > since) out.push(fp);
+      return out;
+    },
   };
 }

@@ -8,8 +8,9 @@
  * - the transaction that held the engine's last writes rolled back: the engine bumps a counter stored with the alerts
  *   (`meta.alerts_revision`) in the first write of each call, so a rollback takes the bump back and the counter no
  *   longer matches the copy's;
- * - any other code of this process wrote to `alerts` (the dispatcher's notification times, a test, a tool): the
- *   repository counts writes per connection;
+ * - any other code of this process wrote to `alerts` (a test, a tool): the repository counts writes per connection.
+ *   When the only writes since were the dispatcher's notification times (thousands between two polls of an
+ *   incident), just those rows are read again;
  * - another connection committed (`PRAGMA data_version` moved: another process on the same file).
  * Call {@link TrackedRows.begin} at the start of each engine call, inside its transaction.
  */
@@ -18,7 +19,10 @@ import { isActive, type TrackedAlert } from './lifecycle.js';
 import type { AlertRepo } from './repo.js';
 
 /** Where the copy's rows come from and go to. */
-export type TrackedRowsRepo = Pick<AlertRepo, 'trackedForRules' | 'saveTracked' | 'remove' | 'revision' | 'bumpRevision' | 'writes'>;
+export type TrackedRowsRepo = Pick<
+  AlertRepo,
+  'trackedForRules' | 'getTracked' | 'saveTracked' | 'remove' | 'revision' | 'bumpRevision' | 'writes' | 'notifiedSince'
+>;
 
 /** See the module comment. */
 export class TrackedRows {
@@ -42,11 +46,24 @@ export class TrackedRows {
     this.bumped = false;
     const dataVersion = this.db.pragma('data_version', { simple: true }) as number;
     const revision = this.repo.revision();
-    if (revision !== this.revision || this.repo.writes() !== this.writes || dataVersion !== this.dataVersion) {
+    const writes = this.repo.writes();
+    if (revision !== this.revision || dataVersion !== this.dataVersion) this.byRule.clear();
+    else if (writes !== this.writes) this.refresh(this.repo.notifiedSince(this.writes));
+    this.revision = revision;
+    this.writes = writes;
+    this.dataVersion = dataVersion;
+  }
+
+  /** Reads again the rows `marked` names (the only writes since the copy's), or all of them (`undefined`). */
+  private refresh(marked: readonly string[] | undefined): void {
+    if (marked === undefined) {
       this.byRule.clear();
-      this.revision = revision;
-      this.writes = this.repo.writes();
-      this.dataVersion = dataVersion;
+      return;
+    }
+    for (const fp of marked) {
+      const t = this.repo.getTracked(fp);
+      // A mark writes no row it does not find: the row is there unless a later write (not a mark) removed it.
+      if (t !== undefined) this.byRule.get(t.alert.rule)?.set(t.alert.entity, t);
     }
   }
 
