@@ -65,6 +65,15 @@ export class Writer {
     }
     this.buf[this.n++] = v;
   }
+  /** The `n` low bytes of a safe integer, most significant first. */
+  bigEndian(v: number, n: number): void {
+    this.room(n);
+    for (let i = this.n + n - 1; i >= this.n; i--) {
+      this.buf[i] = v % 256;
+      v = Math.floor(v / 256);
+    }
+    this.n += n;
+  }
   bytes(b: Uint8Array): void {
     this.room(b.length);
     this.buf.set(b, this.n);
@@ -174,23 +183,25 @@ function decimalOfText(x: number): { m: number; scale: number } | null {
   return { m: x < 0 ? -m : m, scale };
 }
 
-/** A non-negative decimal integer's magnitude as big-endian bytes, the fewest that hold it (one 0 byte for zero). */
-function bigintBytes(digits: string): Uint8Array {
-  // Up to 15 digits the number is exact as a double: divide it out, no BigInt and no hex text.
-  if (digits.length <= 15) {
-    let v = Number(digits);
+/**
+ * Appends a non-negative decimal integer `s[from, to)` (no leading zeros) as a varint byte count and its magnitude in
+ * big-endian bytes, the fewest that hold it (one 0 byte for zero).
+ */
+function writeMagnitude(w: Writer, s: string, from: number, to: number): void {
+  // Up to 15 digits the number is exact as a double: no BigInt, no hex text, no array of its own.
+  if (to - from <= 15) {
+    let v = 0;
+    for (let i = from; i < to; i++) v = v * 10 + (s.charCodeAt(i) - 48);
     let n = 1;
     for (let x = v; x >= 256; x = Math.floor(x / 256)) n++;
-    const out = new Uint8Array(n);
-    for (let i = n - 1; i >= 0; i--) {
-      out[i] = v % 256;
-      v = Math.floor(v / 256);
-    }
-    return out;
+    w.varint(n);
+    return w.bigEndian(v, n);
   }
-  let hex = BigInt(digits).toString(16);
+  let hex = BigInt(s.slice(from, to)).toString(16);
   if (hex.length % 2) hex = `0${hex}`;
-  return Buffer.from(hex, 'hex');
+  const b = Buffer.from(hex, 'hex');
+  w.varint(b.length);
+  w.bytes(b);
 }
 
 /** Appends a number in the shortest of the forms above (a non-finite one as null, as JSON stored it). */
@@ -214,22 +225,24 @@ function writeNumber(w: Writer, v: number, base: number): void {
   return w.f64(v);
 }
 
+/** Appends a decimal integer string ({@link DIGITS}, not "-0"): its sign, its trailing zeros' count, the rest's magnitude. */
+function writeDigits(w: Writer, v: string): void {
+  const neg = v.charCodeAt(0) === 45; /* - */
+  const from = neg ? 1 : 0;
+  // Trailing zeros off, down to the first digit ("0" stays "0": no leading zeros, so nothing else trims to nothing).
+  let to = v.length;
+  while (to > from + 1 && v.charCodeAt(to - 1) === 48 /* 0 */) to--;
+  w.byte(T_DIGITS | ((neg ? 1 : 0) << 3));
+  w.varint(v.length - to);
+  writeMagnitude(w, v, from, to);
+}
+
 /** Appends one value (anything {@link isPacked} accepts; other values are kept as text of their JSON). */
 export function writeValue(w: Writer, v: unknown, base: number): void {
   if (v === null || v === undefined) return w.byte(T_NULL);
   if (typeof v === 'boolean') return w.byte(T_BOOL | ((v ? 1 : 0) << 3));
   if (typeof v === 'number') return writeNumber(w, Object.is(v, -0) ? 0 : v, base); // -0 as JSON stored it
-  if (typeof v === 'string' && DIGITS.test(v) && v !== '-0') {
-    const neg = v.startsWith('-');
-    const abs = neg ? v.slice(1) : v;
-    const trimmed = abs.replace(/0+$/, '') || '0';
-    const zeros = abs === '0' ? 0 : abs.length - trimmed.length;
-    w.byte(T_DIGITS | ((neg ? 1 : 0) << 3));
-    w.varint(zeros);
-    const b = bigintBytes(trimmed);
-    w.varint(b.length);
-    return w.bytes(b);
-  }
+  if (typeof v === 'string' && v !== '-0' && DIGITS.test(v)) return writeDigits(w, v);
   const text = Buffer.from(typeof v === 'string' ? v : JSON.stringify(v), 'utf8');
   w.byte(T_TEXT | ((typeof v === 'string' ? 0 : 1) << 3));
   w.varint(text.length);
@@ -279,9 +292,11 @@ export function packReading(
   const fixed: Record<string, unknown> = {};
   for (let i = 0; i < keys.length; i++) {
     const v = fields[keys[i]!];
-    if (isPacked(v)) {
+    // isPacked, with a digit string's test done once.
+    if (typeof v === 'string' ? v.length <= 200 && DIGITS.test(v) : v === null || typeof v === 'number' || typeof v === 'boolean') {
       dyn[i] = 1;
-      writeValue(w, v, at);
+      if (typeof v === 'string' && v !== '-0') writeDigits(w, v);
+      else writeValue(w, v, at);
     } else {
       dyn[i] = 0;
       setOwn(fixed, keys[i]!, v);
