@@ -43,19 +43,6 @@ describe('the alert repository', () => {
     store.close();
   });
 
-  it('save keeps the tracked clearing time of the alert it overwrites', () => {
-    const store = tempStore(dirs);
-    const repo = createAlertRepo(store.db);
-    const a = alertOf('a', 'f', 'firing');
-    store.transaction(() => repo.saveTracked({ alert: a, cleared_at: T0 + 5 }));
-    store.transaction(() => repo.save({ ...a, value: 2 }));
-    expect(repo.getTracked(a.fingerprint)).toMatchObject({ cleared_at: T0 + 5, alert: { value: 2 } });
-    const fresh = alertOf('a', 'new', 'firing');
-    store.transaction(() => repo.save(fresh)); // nothing tracked before: no clearing time
-    expect(repo.getTracked(fresh.fingerprint)).toMatchObject({ cleared_at: null, alert: { entity: 'new' } });
-    store.close();
-  });
-
   it('events of one alert are its own; pruning deletes the older ones and says how many', () => {
     const store = tempStore(dirs);
     const repo = createAlertRepo(store.db);

@@ -27,8 +27,6 @@ export interface AlertRepo {
   /** Rule, severity and state of each pending and firing alert (what `lookout_alerts` counts), without the rest of the row. */
   activeStates(): Array<Pick<Alert, 'rule' | 'severity' | 'state'>>;
   firing(): Alert[];
-  /** Inserts or replaces an alert (keeping a newer last_notified_at already stored). */
-  save(alert: Alert): void;
   /** Records transitions in order; returns their ids. */
   recordEvents(events: readonly AlertEvent[]): number[];
   /** Transitions, oldest first: of one alert, or all; `limit` keeps the newest that many. */
@@ -303,11 +301,6 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     active: () => plain(listAll.all({ states: '["pending","firing"]', rule: null })),
     firing: () => plain(listAll.all({ states: '["firing"]', rule: null })),
     activeStates: () => activeRows.all(),
-    save: (alert) => {
-      const prev = getOne.get(alert.fingerprint);
-      upsert.run(toParams({ alert, cleared_at: prev?.cleared_at ?? null }));
-      wrote();
-    },
     recordEvents: (events) =>
       events.map((e) => Number(insertEvent.run(e.alert.fingerprint, e.alert.rule, e.alert.entity, e.type, e.at, JSON.stringify(e.alert)).lastInsertRowid)),
     events: (fp, opts = {}) => {
