@@ -71,8 +71,9 @@ function webhookMode(name: string, cfg: SlackConfig, deps: NotifierDeps): Notifi
 }
 
 function classifySlackError(name: string, err: unknown, retryAfter: string | null): NotifyError {
-  let e = err as { statusCode?: number; originalError?: unknown; cause?: unknown; code?: string };
-  if (e.statusCode === undefined && e.originalError) e = e.originalError as typeof e;
+  // @slack/webhook throws its HTTP error itself for any status (p-retry unwraps the AbortError a 4xx rides in), and
+  // wraps a network failure with the fetch error as its cause.
+  const e = err as { statusCode?: number; cause?: unknown };
   if (typeof e.statusCode === 'number') return httpError(name, 'slack webhook', e.statusCode, retryAfter);
   return networkError(name, 'slack webhook', e.cause ?? err);
 }
