@@ -76,6 +76,17 @@ describe('judgedReading: a bucket is judged at its worst value for the rule', ()
     expect(judgedReading(noExtreme, { utilization: 'max' }).fields.utilization).toBe(0.5);
   });
 
+  it('a field named like a member of every object takes an extreme only when the bucket stored one (own members)', () => {
+    const noExtreme = bucketed(last, {}, {});
+    const judged = judgedReading(noExtreme, { toString: 'max', constructor: 'min' });
+    expect(Object.hasOwn(judged.fields, 'toString')).toBe(false);
+    expect(Object.hasOwn(judged.fields, 'constructor')).toBe(false);
+    const stored = bucketed(last, JSON.parse('{"__proto__": 0.25}') as Record<string, unknown>, JSON.parse('{"__proto__": 0.75}') as Record<string, unknown>);
+    const up = judgedReading(stored, JSON.parse('{"__proto__": "max"}') as Record<string, 'max'>);
+    expect(Object.getOwnPropertyDescriptor(up.fields, '__proto__')?.value).toBe(0.75);
+    expect(Object.getPrototypeOf(up.fields)).toBe(Object.prototype);
+  });
+
   it('leaves a full-resolution reading, and a rule with no worst, as they are; never changes the reading given', () => {
     expect(judgedReading(last, { utilization: 'max' })).toBe(last);
     expect(judgedReading(b, undefined)).toBe(b);

@@ -192,6 +192,23 @@ describe('a bucket packed and read back', () => {
     fc.boolean(),
     fc.constant(null),
   );
+  it('a field named like a member of every object (constructor, toString, __proto__) is folded and read back as any other', () => {
+    const names = ['constructor', 'toString', '__proto__', 'valueOf'];
+    const fieldsOf = (vals: unknown[]) => JSON.parse(`{${names.map((k, i) => `${JSON.stringify(k)}:${JSON.stringify(vals[i])}`).join(',')}}`) as Record<string, unknown>;
+    const inputs = [fieldsOf([1.5, null, 7, true]), fieldsOf([0.5, null, 9, false]), fieldsOf([1, null, 8, true])].map((fields, i) => ({ at: T0 + i, seenAt: T0 + i, poll: 1, shape: 1, fields }));
+    const folded = inputs.map(bucketOf).reduce(mergeBuckets);
+    const shape = JSON.parse(packReading(new Writer(), {}, folded.fields, undefined, folded.at).shape) as Shape;
+    const w = new Writer();
+    writeBucketValues(w, shape, folded);
+    const r = new Reader(w.take());
+    const fields = unpackFields(shape, r, folded.at);
+    const tail = readBucketTail(r, shape, fields, folded.at);
+    expect(Object.entries(fields)).toEqual(Object.entries(inputs[2]!.fields));
+    expect(Object.entries(tail.min)).toEqual([['constructor', 0.5], ['__proto__', 7]]);
+    expect(Object.entries(tail.max)).toEqual([['constructor', 1.5], ['__proto__', 9]]);
+    expect(tail.n).toBe(3);
+  });
+
   it('keeps the last reading and the exact extremes of every numeric field, however they are written', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(value, value, value), { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 2e12 }), (rows, at0) => {

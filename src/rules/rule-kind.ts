@@ -1,4 +1,5 @@
 /** The extension seam for rule kinds: one module per kind implements {@link RuleKind}; the registry lists them. */
+import { setOwn } from '../own.js';
 import type { Reading, ReadingKind } from '../model.js';
 import type { RuleBase, RuleKindSchema } from './schema.js';
 
@@ -82,8 +83,9 @@ export function judgedReading(reading: Reading, worst: Readonly<Record<string, '
   if (!b || !worst) return reading;
   const fields = { ...reading.fields };
   for (const [field, pick] of Object.entries(worst)) {
-    const v = (pick === 'max' ? b.max : b.min)[field];
-    if (v !== undefined) fields[field] = v;
+    const extremes = pick === 'max' ? b.max : b.min;
+    // Own members only: a field named like a member of every object (`toString`) has no extreme unless stored.
+    if (Object.hasOwn(extremes, field) && extremes[field] !== undefined) setOwn(fields, field, extremes[field]);
   }
   return { ...reading, fields };
 }

@@ -4,6 +4,7 @@
  * over bucketed time judges the worst of them for its direction (SPEC: storage; the backtest says so).
  * This module is the pure part: folding readings into a bucket and packing a bucket's values.
  */
+import { setOwn } from '../own.js';
 import { numeric, readValue, writeValue, type Reader, type Shape, type Writer } from './codec.js';
 
 /** Width of a bucket, ms. */
@@ -41,7 +42,10 @@ export function bucketOf(r: BucketInput): Bucket {
   const min: Record<string, unknown> = {};
   const max: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(r.fields)) {
-    if (numeric(v) !== null) min[k] = max[k] = v;
+    if (numeric(v) !== null) {
+      setOwn(min, k, v);
+      setOwn(max, k, v);
+    }
   }
   return { start: bucketStart(r.at), at: r.at, seenAt: r.seenAt, poll: r.poll, shape: r.shape, n: 1, fields: r.fields, min, max };
 }
@@ -51,8 +55,8 @@ export function mergeBuckets(a: Bucket, b: Bucket): Bucket {
   const later = b.at > a.at || (b.at === a.at && b.seenAt >= a.seenAt) ? b : a;
   const min = { ...a.min };
   const max = { ...a.max };
-  for (const [k, v] of Object.entries(b.min)) if (!(k in min) || numeric(v)! < numeric(min[k])!) min[k] = v;
-  for (const [k, v] of Object.entries(b.max)) if (!(k in max) || numeric(v)! > numeric(max[k])!) max[k] = v;
+  for (const [k, v] of Object.entries(b.min)) if (!Object.hasOwn(min, k) || numeric(v)! < numeric(min[k])!) setOwn(min, k, v);
+  for (const [k, v] of Object.entries(b.max)) if (!Object.hasOwn(max, k) || numeric(v)! > numeric(max[k])!) setOwn(max, k, v);
   return { ...later, start: a.start, n: a.n + b.n, min, max };
 }
 
@@ -109,7 +113,7 @@ export function writeBucketValues(w: Writer, shape: Shape, b: Bucket): void {
   for (const k of packed) writeValue(w, b.fields[k], b.at);
   for (const k of packed) {
     const v = b.fields[k];
-    if (!(k in b.min) || (b.min[k] === v && b.max[k] === v)) {
+    if (!Object.hasOwn(b.min, k) || (b.min[k] === v && b.max[k] === v)) {
       w.byte(0);
       continue;
     }
@@ -137,14 +141,15 @@ export function readBucketTail(r: Reader, shape: Shape, fields: Record<string, u
     const k = shape.keys[i]!;
     const flag = r.byte();
     if (flag === 1) {
-      min[k] = readValue(r, at);
-      max[k] = readValue(r, at);
+      setOwn(min, k, readValue(r, at));
+      setOwn(max, k, readValue(r, at));
     } else if (flag === 2) {
       const scale = r.byte();
-      min[k] = fromRelative(fields[k], scale, unzig(r.varint()));
-      max[k] = fromRelative(fields[k], scale, unzig(r.varint()));
+      setOwn(min, k, fromRelative(fields[k], scale, unzig(r.varint())));
+      setOwn(max, k, fromRelative(fields[k], scale, unzig(r.varint())));
     } else if (numeric(fields[k]) !== null) {
-      min[k] = max[k] = fields[k];
+      setOwn(min, k, fields[k]);
+      setOwn(max, k, fields[k]);
     }
   }
   return { min, max, n: r.varint() };
