@@ -4,9 +4,11 @@
  * Slack or webhook recorder) is not held while a poll runs. Started by {@link ./daemon-proc.ts}.
  * Input (argv[2], JSON): {@link DaemonChildInput}; requests: {@link DaemonRequest}.
  */
+import { getHeapSpaceStatistics } from 'node:v8';
 import { startDaemon } from '../daemon.js';
 import { loadBenchYaml } from './config.js';
 import { pollLog, type PollLine } from './poll-log.js';
+import { procStatusMb } from './proc.js';
 
 /** What the parent sends at start. */
 export interface DaemonChildInput {
@@ -21,6 +23,21 @@ export interface NotifyState {
   pending: number;
   sent: number;
   failed: number;
+}
+
+/** The child's memory, MB: where its RSS is (B6s). */
+export interface MemorySample {
+  rssMb: number;
+  heapUsedMb: number;
+  /** RSS of mapped files (the node binary's pages: shared with every Node process, but counted). */
+  fileMb: number;
+  /** Private RSS: V8's heap, malloc, native buffers. */
+  anonMb: number;
+  /** V8's young generation, committed (it grows under allocation and shrinks when allocation slows). */
+  youngMb: number;
+  /** V8's old space, committed and used (live and not yet collected). */
+  oldMb: number;
+  oldUsedMb: number;
 }
 
 /** A request of the parent; the reply carries the same id and the value. */
@@ -42,7 +59,16 @@ async function answer(req: DaemonRequest): Promise<unknown> {
     }
     case 'memory': {
       const m = process.memoryUsage();
-      return { rssMb: m.rss / 1e6, heapUsedMb: m.heapUsed / 1e6 };
+      const space = (name: string) => getHeapSpaceStatistics().find((s) => s.space_name === name);
+      return {
+        rssMb: m.rss / 1e6,
+        heapUsedMb: m.heapUsed / 1e6,
+        fileMb: procStatusMb('self', 'RssFile'),
+        anonMb: procStatusMb('self', 'RssAnon'),
+        youngMb: (space('new_space')?.physical_space_size ?? NaN) / 1e6,
+        oldMb: (space('old_space')?.physical_space_size ?? NaN) / 1e6,
+        oldUsedMb: (space('old_space')?.space_used_size ?? NaN) / 1e6,
+      } satisfies MemorySample;
     }
     case 'notify': {
       const db = daemon.store.db;

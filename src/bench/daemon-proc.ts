@@ -3,7 +3,7 @@ import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { requester, type IpcReply } from './ipc.js';
-import type { DaemonChildInput, NotifyState } from './daemon-child.js';
+import type { DaemonChildInput, MemorySample, NotifyState } from './daemon-child.js';
 import type { PollLine } from './poll-log.js';
 
 /** A daemon running in a child process. */
@@ -13,8 +13,8 @@ export interface DaemonChild {
   pid: number;
   /** Runs one poll now (pollNow) and resolves when it is done: how long it took, as seen in the child, and the poll runner's log lines since the last call. */
   poll(name: string): Promise<{ ms: number; lines: PollLine[] }>;
-  /** The child's RSS and heap used, MB. */
-  memory(): Promise<{ rssMb: number; heapUsedMb: number }>;
+  /** The child's RSS, heap used and where the RSS is, MB. */
+  memory(): Promise<MemorySample>;
   /** What its notification pipeline holds. */
   notifyState(): Promise<NotifyState>;
   /** Stops the daemon (it flushes and closes its DB) and waits for the process to exit. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MARKETS, POLL_INTERVAL_MS, type Bench, type BenchContext } from './context.js';
 import type { E2eInput, E2eResult } from './e2e-child.js';
+import type { MemorySample } from './daemon-child.js';
 import { SCRAPE_EVERY_MS } from './scraper.js';
 import { percentile, summarize } from './stats.js';
 import { startChildSimulator } from './sim.js';
@@ -118,7 +119,7 @@ async function small(ctx: BenchContext): Promise<void> {
     const ms: number[] = [];
     const evalMs: number[] = [];
     const rss: number[] = [];
-    let heapUsed = 0;
+    let last: MemorySample | undefined;
     for (let i = 0; i < rounds; i++) {
       const m = await daemon.poll('markets');
       assertPollsOk(m.lines, 'e2e.small markets');
@@ -130,7 +131,7 @@ async function small(ctx: BenchContext): Promise<void> {
       if (i % 5 === 4) assertPollsOk((await daemon.poll('positions')).lines, 'e2e.small positions');
       const mem = await daemon.memory();
       rss.push(mem.rssMb);
-      heapUsed = mem.heapUsedMb;
+      last = mem;
     }
     // No ratio: the markets poll reads the time series up to its limit (1,000 rows, 5 per market), the bare request
     // would ask for the newest 200; this run is here for the RSS.
@@ -138,13 +139,23 @@ async function small(ctx: BenchContext): Promise<void> {
     const r = summarize(rss);
     ctx.figure('rss_small_mb', r.median);
     ctx.note(
-      `e2e.small: the daemon's process alone, RSS median ${r.median.toFixed(0)} MB (${r.min.toFixed(0)}–${r.max.toFixed(0)} MB over ${rss.length} samples, one after each markets poll; heap used ${heapUsed.toFixed(0)} MB at the last) ` +
-        `watching ${SMALL_MARKETS} markets and 1,000 positions; a markets poll ${median(ms).toFixed(0)} ms, of which rule evaluation ${median(evalMs).toFixed(0)} ms.`,
+      `e2e.small: the daemon's process alone, RSS median ${r.median.toFixed(0)} MB (${r.min.toFixed(0)}–${r.max.toFixed(0)} MB over ${rss.length} samples, one after each markets poll; heap used ${(last?.heapUsedMb ?? NaN).toFixed(0)} MB at the last) ` +
+        `watching ${SMALL_MARKETS} markets and 1,000 positions; a markets poll ${median(ms).toFixed(0)} ms, of which rule evaluation ${median(evalMs).toFixed(0)} ms. ` +
+        (last ? `At the last sample: ${memoryParts(last)}.` : ''),
     );
   } finally {
     await daemon.stop();
     await sim.stop();
   }
+}
+
+/** Where a daemon child's RSS is, in words (Linux; the /proc figures are NaN elsewhere). */
+function memoryParts(m: MemorySample): string {
+  const mb = (v: number) => `${v.toFixed(0)} MB`;
+  return (
+    `${mb(m.fileMb)} of mapped files (the node binary's pages: 34 MB in a bare Node), ${mb(m.anonMb)} private, of which V8's young generation ` +
+    `${mb(m.youngMb)} committed (polls back to back keep it at its largest) and its old space ${mb(m.oldMb)} (${mb(m.oldUsedMb)} used, live or not yet collected)`
+  );
 }
 
 /** The end-to-end benchmark. */

@@ -6,10 +6,11 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { procStatusMb } from './proc.js';
 import { until } from './until.js';
 
 /** The path of an executable `name` in /usr/bin or on the PATH, or undefined. */
@@ -39,8 +40,7 @@ export function freePort(): Promise<number> {
 
 /** Resident set size of a process, MB (Linux /proc). */
 export function rssMbOf(pid: number): number {
-  const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return kb === undefined ? NaN : Number(kb) / 1000;
+  return procStatusMb(pid, 'VmRSS');
 }
 
 /** A tool running on loopback. */
