@@ -78,7 +78,8 @@ describe('judgedReading: a bucket is judged at its worst value for the rule', ()
 
   it('a field named like a member of every object takes an extreme only when the bucket stored one (own members)', () => {
     const noExtreme = bucketed(last, {}, {});
-    const judged = judgedReading(noExtreme, { toString: 'max', constructor: 'min' });
+    const worst: Record<string, 'min' | 'max'> = JSON.parse('{"toString": "max", "constructor": "min"}');
+    const judged = judgedReading(noExtreme, worst);
     expect(Object.hasOwn(judged.fields, 'toString')).toBe(false);
     expect(Object.hasOwn(judged.fields, 'constructor')).toBe(false);
     const stored = bucketed(last, JSON.parse('{"__proto__": 0.25}') as Record<string, unknown>, JSON.parse('{"__proto__": 0.75}') as Record<string, unknown>);
