@@ -52,6 +52,12 @@ const POSITION: Record<string, FieldType> = {
   nav_usd: 'number',
   pnl_usd: 'number',
   verified: 'boolean',
+  // Not in the interface's table (§2.1) but in its description of the endpoint ("net value, collateral, debt, yield
+  // metrics"), and kept as sent: a risk desk alerts on a position's debt.
+  collateral_usd: 'number',
+  debt_usd: 'number',
+  apy: 'number',
+  // Read when the service sends them (the simulator does not).
   timestamp: 'number',
   updated_at: 'number',
   created_at: 'number',

@@ -60,6 +60,15 @@ describe('threshold', () => {
     expect(() => rule({ kind: 'threshold', field: '', op: '>', value: 1 })).toThrow('name a field, e.g. borrow_apy or market.loan_asset_decimals');
   });
 
+  it("a position's debt, collateral and yield (sent beside the interface's table) may be alerted on; a typo of one is refused", () => {
+    for (const field of ['debt_usd', 'collateral_usd', 'apy']) {
+      expect(threshold.check!(rule({ kind: 'threshold', reading: 'position', field, op: '>', value: 1 }))).toEqual([]);
+    }
+    expect(threshold.check!(rule({ kind: 'threshold', reading: 'position', field: 'dept_usd', op: '>', value: 1 }))).toEqual([
+      { path: ['field'], message: "field: unknown field 'dept_usd' of a position reading (did you mean 'debt_usd'?)" },
+    ]);
+  });
+
   it.each([
     { name: 'missing field', fields: { borrow_apy: undefined }, reason: 'borrow_apy missing' },
     { name: 'null field', fields: { borrow_apy: null }, reason: 'borrow_apy missing' },
