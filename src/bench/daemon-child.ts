@@ -4,6 +4,8 @@
  * Slack or webhook recorder) is not held while a poll runs. Started by {@link ./daemon-proc.ts}.
  * Input (argv[2], JSON): {@link DaemonChildInput}; requests: {@link DaemonRequest}.
  */
+import { readFileSync } from 'node:fs';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { startDaemon } from '../daemon.js';
 import { loadBenchYaml } from './config.js';
 import { pollLog, type PollLine } from './poll-log.js';
@@ -24,7 +26,45 @@ export interface NotifyState {
 }
 
 /** A request of the parent; the reply carries the same id and the value. */
-export type DaemonRequest = { id: number } & ({ cmd: 'poll'; poll: string } | { cmd: 'memory' } | { cmd: 'notify' });
+export type DaemonRequest = { id: number } & (
+  | { cmd: 'poll'; poll: string }
+  | { cmd: 'memory'; detail?: boolean; gc?: boolean }
+  | { cmd: 'notify' }
+  | { cmd: 'snapshot'; path: string }
+);
+
+/** The process's memory, MB; with `detail`, by part (V8's heap spaces, SQLite-and-malloc's share of RSS) for a study of B6. */
+export interface DaemonMemory {
+  rssMb: number;
+  heapUsedMb: number;
+  heapTotalMb?: number;
+  externalMb?: number;
+  arrayBuffersMb?: number;
+  /** Each V8 heap space: its size (committed) and used, MB. */
+  spaces?: Record<string, { sizeMb: number; usedMb: number }>;
+  /** /proc/self/smaps_rollup's anonymous and file-backed resident memory, MB (Linux only). */
+  anonMb?: number;
+  fileMb?: number;
+}
+
+const mb = (bytes: number) => bytes / 1e6;
+
+function memory(detail: boolean): DaemonMemory {
+  const m = process.memoryUsage();
+  const base = { rssMb: mb(m.rss), heapUsedMb: mb(m.heapUsed) };
+  if (!detail) return base;
+  const spaces: NonNullable<DaemonMemory['spaces']> = {};
+  for (const s of getHeapSpaceStatistics()) spaces[s.space_name] = { sizeMb: mb(s.space_size), usedMb: mb(s.space_used_size) };
+  let smaps: { anonMb?: number; fileMb?: number } = {};
+  try {
+    const text = readFileSync('/proc/self/smaps_rollup', 'utf8');
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+    smaps = { anonMb: (kb('Anonymous') * 1024) / 1e6, fileMb: ((kb('Rss') - kb('Anonymous')) * 1024) / 1e6 };
+  } catch {
+    // Not Linux: the rest stands.
+  }
+  return { ...base, heapTotalMb: mb(m.heapTotal), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers), spaces, ...smaps };
+}
 
 const input = JSON.parse(process.argv[2] ?? '{}') as DaemonChildInput;
 const lines: PollLine[] = [];
@@ -41,9 +81,13 @@ async function answer(req: DaemonRequest): Promise<unknown> {
       return { ms, lines: lines.splice(0) };
     }
     case 'memory': {
-      const m = process.memoryUsage();
-      return { rssMb: m.rss / 1e6, heapUsedMb: m.heapUsed / 1e6 };
+      // A full collection first, when the child runs with --expose-gc: what the heap retains, not its garbage.
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (req.gc === true && gc) gc();
+      return memory(req.detail === true);
     }
+    case 'snapshot':
+      return writeHeapSnapshot(req.path);
     case 'notify': {
       const db = daemon.store.db;
       const n = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
