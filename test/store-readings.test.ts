@@ -85,6 +85,23 @@ describe('savePoll and latest', () => {
     expect(save({ ...reading('position', 'p1', 12_000, { balance: '1001', ...rest, verified: false }), labels: { entity: 'p1', chain: 'eth' } })).toBe(0);
   });
 
+  it("compares a reading with the newest one of the poll's last save: an older time again is stored, a newer one is not", () => {
+    const save = (rs: Reading[], now: number) => store.readings.savePoll('markets', rs, now).inserted;
+    // Two rows of m1 in one save: the newer one (2000) is what the next save compares with.
+    expect(save([market('m1', 2000), market('m1', 1000)], 10_000)).toBe(2);
+    expect(save([market('m1', 1000)], 20_000)).toBe(1);
+    expect(save([market('m1', 1500)], 30_000)).toBe(0);
+    expect(save([market('m1', 1500.5), market('m1', 1400)], 40_000)).toBe(1);
+    expect(save([market('m1', 1_700_000_000_123)], 50_000)).toBe(0);
+    expect(save([market('m1', 1_700_000_000_122)], 60_000)).toBe(1);
+    // Not a snapshot: only the same time is the same reading.
+    const day = (at: number, rate = 0.05) => reading('benchmark', 'base/usd', at, { rate });
+    expect(store.readings.savePoll('benchmarks', [day(86_400_000)], 70_000).inserted).toBe(1);
+    expect(store.readings.savePoll('benchmarks', [day(86_400_000)], 80_000).inserted).toBe(0);
+    expect(store.readings.savePoll('benchmarks', [day(2 * 86_400_000)], 90_000).inserted).toBe(1);
+    expect(store.readings.savePoll('benchmarks', [day(2 * 86_400_000, 0.06)], 100_000).inserted).toBe(1);
+  });
+
   it('tracks which poll wrote each entity, and forgets vanished ones', () => {
     store.readings.savePoll('markets', [market('m2', 1000), market('m1', 1000)], 1000);
     store.readings.savePoll('positions', [reading('position', 'p1', 1000, { verified: false })], 1000);

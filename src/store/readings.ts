@@ -146,6 +146,22 @@ const MOVING = new Set(['timestamp', 'block']);
 
 const entityKey = (kind: string, entity: string): string => `${kind}\u0000${entity}`;
 
+/** The time at the end of a save's memo of a reading (see memoOf in {@link createReadingsRepo}): a double, little-endian. */
+const TIME_BYTES = 8;
+const timeView = new DataView(new ArrayBuffer(TIME_BYTES));
+function timeOf(memo: string): number {
+  const from = memo.length - TIME_BYTES;
+  for (let i = 0; i < TIME_BYTES; i++) timeView.setUint8(i, memo.charCodeAt(from + i));
+  return timeView.getFloat64(0, true);
+}
+/** Whether two memos hold the same values (their times aside). */
+function sameValues(a: string, b: string): boolean {
+  const n = a.length;
+  if (n !== b.length) return false;
+  for (let i = 0; i < n - TIME_BYTES; i++) if (a.charCodeAt(i) !== b.charCodeAt(i)) return false;
+  return true;
+}
+
 /** The id tables history rows point to: entities, polls and reading shapes. */
 function historyDictionaries(db: Database.Database) {
   return {
@@ -297,23 +313,26 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const bucketReading = (row: BucketRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e, row.start);
 
   /**
-   * The values that say whether a snapshot changed: the shape and every packed value but the moving ones, absolute.
-   * Strings that are not numbers, objects and the key order are the shape's (its id is here), so they are not written
-   * again: a position's signature is ~30 bytes where its ids and names made it ~150 (7 MB kept at SPEC §8 scale).
+   * What a save remembers of a reading: the values that say whether a snapshot changed — the shape and every packed
+   * value but the moving ones, absolute — then the reading's time, its last {@link TIME_BYTES} characters. Strings that
+   * are not numbers, objects and the key order are the shape's (its id is here), so they are not written again: a
+   * position's memo is ~40 bytes where its ids and names made it ~150. One string, not an object holding the time
+   * and the values (56 bytes more an entity).
    */
-  function signature(r: Reading, shape: number): string {
+  function memoOf(r: Reading, shape: number): string {
     w.varint(shape);
     for (const [k, v] of Object.entries(r.fields)) if (!MOVING.has(k) && isPacked(v)) writeValue(w, v, 0);
+    w.f64(r.at);
     return w.takeKey();
   }
 
   /**
    * What each poll's last save returned, per entity (by its history id: a small integer, where the entity's key text
-   * cost ~130 bytes an entry, 7 MB at SPEC §8 scale): its time and the signature of its values (unknown after a start
-   * or a rollback: everything is stored then, so a restart costs one row per entity). Entity ids are never reused:
-   * `history_entities` rows are never deleted.
+   * cost ~130 bytes an entry, 7 MB at SPEC §8 scale): its memo, {@link memoOf} (unknown after a start or a rollback:
+   * everything is stored then, so a restart costs one row per entity). Entity ids are never reused: `history_entities`
+   * rows are never deleted.
    */
-  const lastBatch = new Map<string, Map<number, { at: number; sig: string }>>();
+  const lastBatch = new Map<string, Map<number, string>>();
 
   /** savePoll as steps: pauses every {@link HEAVY_ROWS_PER_STEP} readings (run inside a transaction the caller holds). */
   function* saveSteps(poll: string, readings: readonly Reading[], now: number): Steps<SavePollResult> {
@@ -322,7 +341,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     const pollId = polls.idOf(poll, () => JSON.stringify(poll));
     const seenAt = storageTime(now);
     const before = lastBatch.get(poll);
-    const current = new Map<number, { at: number; sig: string }>();
+    const current = new Map<number, string>();
     // The newest reading per entity wins `latest`, whatever order the batch came in.
     const newest = new Map<number, { r: Reading; shape: number; vals: Buffer }>();
     for (const r of readings) {
@@ -336,10 +355,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const shapeId = shapes.idOf(packed.shape, () => packed.shape);
       const last = before?.get(entityId);
       // A snapshot may move on in time with the same values; any other reading must also keep its time.
-      const sig = signature(r, shapeId);
-      const unchanged = last !== undefined && last.sig === sig && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= last.at : r.at === last.at);
+      const memo = memoOf(r, shapeId);
+      const unchanged = last !== undefined && sameValues(last, memo) && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= timeOf(last) : r.at === timeOf(last));
       const seen = current.get(entityId);
-      if (!seen || r.at >= seen.at) current.set(entityId, { at: r.at, sig });
+      if (seen === undefined || r.at >= timeOf(seen)) current.set(entityId, memo);
       if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
       const prev = newest.get(entityId);
       if (!prev || r.at >= prev.r.at) newest.set(entityId, { r, shape: shapeId, vals: packed.vals });
