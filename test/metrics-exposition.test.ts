@@ -32,6 +32,25 @@ describe("the market families' kept bytes", () => {
     expect(samples(await m.scrape(), 'lookout_market_utilization_ratio')).toEqual([]);
   });
 
+  it("show a market two polls report with the last poll's values, and the other poll's when that one leaves", () => {
+    const table = new MarketTable([]);
+    const values = () =>
+      [...table.families[0]!.body().toString('utf8').matchAll(/market_id="(\w+)".* (\S+)$/gm)].map((m) => `${m[1]}=${m[2]}`);
+    table.replace('a', [row('m0', 1), row('m1', 1)]);
+    table.replace('b', [row('m0', 2)]);
+    expect(values()).toEqual(['m0=2', 'm1=1']);
+    table.replace('a', [row('m0', 3), row('m1', 3)]);
+    table.replace('b', [row('m0', 4)]);
+    table.replace('b', []);
+    expect(values()).toEqual(['m0=3', 'm1=3']);
+    table.replace('b', [row('m0', 5)]);
+    table.replace('a', [row('m1', 6)]);
+    expect(values()).toEqual(['m0=5', 'm1=6']);
+    table.forget('b');
+    expect(values()).toEqual(['m1=6']);
+    expect(table.size).toBe(1);
+  });
+
   it('are not kept from a render the table changed under (a poll landing while another poll renders)', () => {
     const table = new MarketTable([]);
     table.replace('a', Array.from({ length: 1000 }, (_, i) => row(`m${i}`, 1)));

@@ -174,6 +174,40 @@ describe('list polls', () => {
     expect((err as Error).message).toMatch(/all \d+ rows failed validation/);
   });
 
+  it('read page by page as one list: a position repeated on a later page keeps its first row, the walk holds no rows', async () => {
+    const pages: Record<string, unknown> = {
+      '': { data: [{ id: 'p1', chain: 'base', value_usd: 1 }, { id: 'p2', chain: 'base', value_usd: 2 }], page_info: { has_more: true, next_cursor: 'c2' } },
+      c2: { data: [{ id: 'p1', chain: 'base', value_usd: 99 }, 7, { id: 'p3', chain: 'eth', value_usd: 3 }], page_info: { has_more: true, next_cursor: 'c3' } },
+      c3: { data: [{ id: 'p4', value_usd: 'x' }], page_info: { has_more: false } },
+      // A cursor the service repeats: the run fails, nothing of its pages is kept.
+      bad: { data: [{ id: 'p9' }], page_info: { has_more: true, next_cursor: 'bad' } },
+    };
+    const srv = await rawServer((req, res) => {
+      const cursor = new URL(req.url ?? '/', 'http://x').searchParams.get('next_cursor') ?? '';
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(pages[cursor === '' && req.url?.includes('wallet=w9') ? 'bad' : cursor]));
+    });
+    const c = createDataServiceClient(sourceConfig({ url: srv.url, catalogUrl: srv.url }));
+    try {
+      const { readings, rejected } = await runPoll(poll({ kind: 'positions' }), ctx(c));
+      expect(readings.map((r) => [r.entity, r.fields.value_usd])).toEqual([['p1', 1], ['p2', 2], ['p3', 3], ['p4', null]]);
+      expect(rejected).toEqual([
+        expect.objectContaining({ reason: 'duplicate', entity: 'p1' }),
+        expect.objectContaining({ reason: 'missing_id', detail: 'position row that is not an object' }),
+        expect.objectContaining({ entity: 'p4', field: 'value_usd' }),
+      ]);
+      const seen: unknown[][] = [];
+      const walk = await c.positions({}, { onPage: (rows) => void seen.push(rows) });
+      expect({ pages: walk.pages, rows: walk.rows.length, seen: seen.map((p) => p.length) }).toEqual({ pages: 3, rows: 0, seen: [2, 3, 1] });
+      expect((await c.positions({})).rows).toHaveLength(6);
+      const err = await runPoll(poll({ kind: 'positions', params: { wallet: 'w9' } }), ctx(c)).catch((e: unknown) => e);
+      expect(failureReason(err)).toBe('repeated_cursor');
+    } finally {
+      await c.close();
+      await srv.close();
+    }
+  });
+
   it('a repeated cursor fails the run', async () => {
     mixed.faults.add({ path: '/assets', repeatCursor: true });
     const err = await runPoll(poll({ kind: 'assets', params: { limit: 20 } }), ctx(mClient)).catch((e: unknown) => e);

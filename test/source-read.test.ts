@@ -104,6 +104,21 @@ describe('oracle_price (WETH in USDC: 36 + 6 − 18 = 24)', () => {
     expect(v.unit).toBeCloseTo(raw === '3012' ? 3012 : 3012.55, 9);
     if (raw !== '3012') expect(v.raw).toBe(SCALED);
   });
+  it('what is known of a market is kept as it was while rows repeat it, and updated member by member when they tell something new', () => {
+    const market = { loan_asset_decimals: 6, collateral_asset_decimals: 18, chain: 'base', loan_asset_symbol: 'USDC', oracle: '0xo1' };
+    const known = new Map();
+    marketReadings([{ market_id: 'm', timestamp: 1, market }], 1, { known });
+    const first = known.get('m');
+    expect(first).toMatchObject({ chain: 'base', oracle: '0xo1', loan_asset_decimals: 6 });
+    // The same again, as a new object of the next poll's parse: the one kept stays (a copy per poll is garbage to collect).
+    marketReadings([{ market_id: 'm', timestamp: 2, market: { ...market } }], 2, { known });
+    marketReadings([{ market_id: 'm', timestamp: 3, market: { chain: 'base', oracle: null } }], 3, { known });
+    expect(known.get('m')).toBe(first);
+    marketReadings([{ market_id: 'm', timestamp: 4, market: { oracle: '0xo2', loan_asset_decimals: '8' } }], 4, { known });
+    expect(known.get('m')).toEqual({ ...first, oracle: '0xo2', loan_asset_decimals: 8 });
+    expect(first.oracle).toBe('0xo1');
+  });
+
   it('a row without its market object borrows the decimals and labels from an older row of the answer, or from an earlier poll', () => {
     const market = { loan_asset_decimals: '6', collateral_asset_decimals: 18, chain: 'base', loan_asset_symbol: 'USDC', collateral_asset_symbol: 'WETH' };
     const known = new Map();

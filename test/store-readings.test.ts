@@ -60,6 +60,48 @@ describe('savePoll and latest', () => {
     expect(store.readings.savePoll('benchmarks', [reading('benchmark', 'base/usd', 2000, { rate: 0.05 })], 6000).inserted).toBe(1);
   });
 
+  it('stores a snapshot again when only a text field, a nested object, a label, a field order or null/undefined changed', () => {
+    const base = { wallet: '0xaaa', chain: 'base', value_usd: 10, verified: true, meta: { tier: 1 }, balance: '1000', note: null as unknown };
+    const pos = (at: number, change: Record<string, unknown> = {}, labels?: Record<string, string>): Reading => {
+      const r = reading('position', 'p1', at, { ...base, ...change });
+      return labels ? { ...r, labels } : r;
+    };
+    let now = 1000;
+    const save = (r: Reading) => store.readings.savePoll('positions', [r], (now += 1000)).inserted;
+    expect(save(pos(1000))).toBe(1);
+    expect(save(pos(2000))).toBe(0);
+    expect(save(pos(3000, { wallet: '0xbbb' }))).toBe(1);
+    expect(save(pos(4000, { wallet: '0xbbb' }))).toBe(0);
+    expect(save(pos(5000, { wallet: '0xbbb', meta: { tier: 2 } }))).toBe(1);
+    expect(save(pos(6000, { wallet: '0xbbb', meta: { tier: 2 } }, { entity: 'p1', chain: 'eth' }))).toBe(1);
+    expect(save(pos(7000, { wallet: '0xbbb', meta: { tier: 2 }, note: undefined }, { entity: 'p1', chain: 'eth' }))).toBe(1);
+    expect(save(pos(8000, { wallet: '0xbbb', meta: { tier: 2 }, note: undefined }, { entity: 'p1', chain: 'eth' }))).toBe(0);
+    // The same values in another order: another shape.
+    const { balance, ...rest } = { ...base, wallet: '0xbbb', meta: { tier: 2 }, note: undefined };
+    expect(save({ ...reading('position', 'p1', 9000, { balance, ...rest }), labels: { entity: 'p1', chain: 'eth' } })).toBe(1);
+    // A packed value: a number, a boolean, a decimal string.
+    expect(save({ ...reading('position', 'p1', 10_000, { balance: '1001', ...rest }), labels: { entity: 'p1', chain: 'eth' } })).toBe(1);
+    expect(save({ ...reading('position', 'p1', 11_000, { balance: '1001', ...rest, verified: false }), labels: { entity: 'p1', chain: 'eth' } })).toBe(1);
+    expect(save({ ...reading('position', 'p1', 12_000, { balance: '1001', ...rest, verified: false }), labels: { entity: 'p1', chain: 'eth' } })).toBe(0);
+  });
+
+  it("compares a reading with the newest one of the poll's last save: an older time again is stored, a newer one is not", () => {
+    const save = (rs: Reading[], now: number) => store.readings.savePoll('markets', rs, now).inserted;
+    // Two rows of m1 in one save: the newer one (2000) is what the next save compares with.
+    expect(save([market('m1', 2000), market('m1', 1000)], 10_000)).toBe(2);
+    expect(save([market('m1', 1000)], 20_000)).toBe(1);
+    expect(save([market('m1', 1500)], 30_000)).toBe(0);
+    expect(save([market('m1', 1500.5), market('m1', 1400)], 40_000)).toBe(1);
+    expect(save([market('m1', 1_700_000_000_123)], 50_000)).toBe(0);
+    expect(save([market('m1', 1_700_000_000_122)], 60_000)).toBe(1);
+    // Not a snapshot: only the same time is the same reading.
+    const day = (at: number, rate = 0.05) => reading('benchmark', 'base/usd', at, { rate });
+    expect(store.readings.savePoll('benchmarks', [day(86_400_000)], 70_000).inserted).toBe(1);
+    expect(store.readings.savePoll('benchmarks', [day(86_400_000)], 80_000).inserted).toBe(0);
+    expect(store.readings.savePoll('benchmarks', [day(2 * 86_400_000)], 90_000).inserted).toBe(1);
+    expect(store.readings.savePoll('benchmarks', [day(2 * 86_400_000, 0.06)], 100_000).inserted).toBe(1);
+  });
+
   it('tracks which poll wrote each entity, and forgets vanished ones', () => {
     store.readings.savePoll('markets', [market('m2', 1000), market('m1', 1000)], 1000);
     store.readings.savePoll('positions', [reading('position', 'p1', 1000, { verified: false })], 1000);
@@ -79,6 +121,29 @@ describe('savePoll and latest', () => {
     expect(store.readings.latestForPoll('markets-b').map((r) => [r.entity, r.at, r.fields.utilization])).toEqual([['m1', 3000, 0.8]]);
     // history is kept for windows and backtests
     expect(store.readings.historyAt('market', 'm2', 1000)?.entity).toBe('m2');
+  });
+
+  it("marks where an entity of a poll's last save is missing from its next one, that poll's only, and stores it afresh when it returns", () => {
+    const marks = () =>
+      [...store.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER, { vanished: true })].map((r) => [r.poll, r.kind, r.entity, r.seen_at, r.vanished === true]);
+    // A position and a market of the same name are two entities.
+    store.readings.savePoll('markets', [market('m1', 1000), market('m2', 1000), market('x', 1000)], 1000);
+    store.readings.savePoll('positions', [reading('position', 'x', 1000, { verified: false })], 1500);
+    store.readings.savePoll('markets', [market('m1', 1000), market('m2', 1000)], 2000);
+    store.readings.savePoll('positions', [reading('position', 'x', 1000, { verified: false })], 3000);
+    // m2 back with the values it had: its last save did not return it, so it is stored again.
+    expect(store.readings.savePoll('markets', [market('m1', 1000), market('m2', 1000)], 4000).inserted).toBe(0);
+    expect(store.readings.savePoll('markets', [market('m1', 1000)], 5000).inserted).toBe(0);
+    expect(store.readings.savePoll('markets', [market('m1', 1000), market('m2', 1000)], 6000).inserted).toBe(1);
+    expect(marks()).toEqual([
+      ['markets', 'market', 'm1', 1000, false],
+      ['markets', 'market', 'm2', 1000, false],
+      ['markets', 'market', 'x', 1000, false],
+      ['positions', 'position', 'x', 1500, false],
+      ['markets', 'market', 'x', 2000, true],
+      ['markets', 'market', 'm2', 5000, true],
+      ['markets', 'market', 'm2', 6000, false],
+    ]);
   });
 
   it("stores each save's rows after every row stored before it: two saves in one millisecond, a clock stepped back, a reopened file", () => {

@@ -4,7 +4,7 @@
  * Slack or webhook recorder) is not held while a poll runs. Started by {@link ./daemon-proc.ts}.
  * Input (argv[2], JSON): {@link DaemonChildInput}; requests: {@link DaemonRequest}.
  */
-import { getHeapSpaceStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { startDaemon } from '../daemon.js';
 import { loadBenchYaml } from './config.js';
 import { pollLog, type PollLine } from './poll-log.js';
@@ -25,8 +25,19 @@ export interface NotifyState {
   failed: number;
 }
 
-/** The child's memory, MB: where its RSS is (B6s). */
-export interface MemorySample {
+/** A request of the parent; the reply carries the same id and the value. */
+export type DaemonRequest = { id: number } & (
+  | { cmd: 'poll'; poll: string }
+  | { cmd: 'memory'; detail?: boolean; gc?: boolean }
+  | { cmd: 'notify' }
+  | { cmd: 'snapshot'; path: string }
+);
+
+/**
+ * The process's memory, MB: where its RSS is (B6s: mapped files, private memory, V8's young generation and old space);
+ * with `detail`, every V8 heap space and the external and array-buffer memory too, for a study of B6.
+ */
+export interface DaemonMemory {
   rssMb: number;
   heapUsedMb: number;
   /** RSS of mapped files (the node binary's pages: shared with every Node process, but counted). */
@@ -38,10 +49,33 @@ export interface MemorySample {
   /** V8's old space, committed and used (live and not yet collected). */
   oldMb: number;
   oldUsedMb: number;
+  heapTotalMb?: number;
+  externalMb?: number;
+  arrayBuffersMb?: number;
+  /** Each V8 heap space: its size (committed) and used, MB. */
+  spaces?: Record<string, { sizeMb: number; usedMb: number }>;
 }
 
-/** A request of the parent; the reply carries the same id and the value. */
-export type DaemonRequest = { id: number } & ({ cmd: 'poll'; poll: string } | { cmd: 'memory' } | { cmd: 'notify' });
+const mb = (bytes: number) => bytes / 1e6;
+
+function memory(detail: boolean): DaemonMemory {
+  const m = process.memoryUsage();
+  const all = getHeapSpaceStatistics();
+  const space = (name: string) => all.find((s) => s.space_name === name);
+  const base: DaemonMemory = {
+    rssMb: mb(m.rss),
+    heapUsedMb: mb(m.heapUsed),
+    fileMb: procStatusMb('self', 'RssFile'),
+    anonMb: procStatusMb('self', 'RssAnon'),
+    youngMb: mb(space('new_space')?.physical_space_size ?? NaN),
+    oldMb: mb(space('old_space')?.physical_space_size ?? NaN),
+    oldUsedMb: mb(space('old_space')?.space_used_size ?? NaN),
+  };
+  if (!detail) return base;
+  const spaces: NonNullable<DaemonMemory['spaces']> = {};
+  for (const s of all) spaces[s.space_name] = { sizeMb: mb(s.space_size), usedMb: mb(s.space_used_size) };
+  return { ...base, heapTotalMb: mb(m.heapTotal), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers), spaces };
+}
 
 const input = JSON.parse(process.argv[2] ?? '{}') as DaemonChildInput;
 const lines: PollLine[] = [];
@@ -58,18 +92,13 @@ async function answer(req: DaemonRequest): Promise<unknown> {
       return { ms, lines: lines.splice(0) };
     }
     case 'memory': {
-      const m = process.memoryUsage();
-      const space = (name: string) => getHeapSpaceStatistics().find((s) => s.space_name === name);
-      return {
-        rssMb: m.rss / 1e6,
-        heapUsedMb: m.heapUsed / 1e6,
-        fileMb: procStatusMb('self', 'RssFile'),
-        anonMb: procStatusMb('self', 'RssAnon'),
-        youngMb: (space('new_space')?.physical_space_size ?? NaN) / 1e6,
-        oldMb: (space('old_space')?.physical_space_size ?? NaN) / 1e6,
-        oldUsedMb: (space('old_space')?.space_used_size ?? NaN) / 1e6,
-      } satisfies MemorySample;
+      // A full collection first, when the child runs with --expose-gc: what the heap retains, not its garbage.
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (req.gc === true && gc) gc();
+      return memory(req.detail === true);
     }
+    case 'snapshot':
+      return writeHeapSnapshot(req.path);
     case 'notify': {
       const db = daemon.store.db;
       const n = (sql: string) => (db.prepare(sql).get() as { n: number }).n;

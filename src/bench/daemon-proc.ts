@@ -3,7 +3,7 @@ import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { requester, type IpcReply } from './ipc.js';
-import type { DaemonChildInput, MemorySample, NotifyState } from './daemon-child.js';
+import type { DaemonChildInput, DaemonMemory, NotifyState } from './daemon-child.js';
 import type { PollLine } from './poll-log.js';
 
 /** A daemon running in a child process. */
@@ -13,8 +13,10 @@ export interface DaemonChild {
   pid: number;
   /** Runs one poll now (pollNow) and resolves when it is done: how long it took, as seen in the child, and the poll runner's log lines since the last call. */
   poll(name: string): Promise<{ ms: number; lines: PollLine[] }>;
-  /** The child's RSS, heap used and where the RSS is, MB. */
-  memory(): Promise<MemorySample>;
+  /** The child's RSS, heap used and where the RSS is, MB; with `detail`, by heap space; with `gc`, after a full collection (a child started with --expose-gc). */
+  memory(opts?: { detail?: boolean; gc?: boolean }): Promise<DaemonMemory>;
+  /** Writes a heap snapshot of the child to `path`; resolves with the path. */
+  snapshot(path: string): Promise<string>;
   /** What its notification pipeline holds. */
   notifyState(): Promise<NotifyState>;
   /** Stops the daemon (it flushes and closes its DB) and waits for the process to exit. */
@@ -22,9 +24,9 @@ export interface DaemonChild {
 }
 
 /** Starts the daemon on the bench config `yaml` in a child process; resolves once it listens. */
-export async function startDaemonChild(yaml: string): Promise<DaemonChild> {
+export async function startDaemonChild(yaml: string, opts: { execArgv?: string[] } = {}): Promise<DaemonChild> {
   const entry = fileURLToPath(new URL('./daemon-child.js', import.meta.url));
-  const child = fork(entry, [JSON.stringify({ yaml } satisfies DaemonChildInput)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(entry, [JSON.stringify({ yaml } satisfies DaemonChildInput)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: opts.execArgv ?? process.execArgv });
   const [msg] = (await Promise.race([
     once(child, 'message'),
     once(child, 'exit').then(([code]) => Promise.reject(new Error(`the daemon child exited with ${String(code)} before listening`))),
@@ -35,7 +37,8 @@ export async function startDaemonChild(yaml: string): Promise<DaemonChild> {
     url: msg.url,
     pid: msg.pid,
     poll: (name) => value({ cmd: 'poll', poll: name }),
-    memory: () => value({ cmd: 'memory' }, 30_000),
+    memory: (o = {}) => value({ cmd: 'memory', ...o }, 30_000),
+    snapshot: (path) => value({ cmd: 'snapshot', path }, 300_000),
     notifyState: () => value({ cmd: 'notify' }, 30_000),
     async stop() {
       if (child.exitCode !== null) return;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MARKETS, POLL_INTERVAL_MS, type Bench, type BenchContext } from './context.js';
 import type { E2eInput, E2eResult } from './e2e-child.js';
-import type { MemorySample } from './daemon-child.js';
+import type { DaemonMemory } from './daemon-child.js';
 import { SCRAPE_EVERY_MS } from './scraper.js';
 import { percentile, summarize } from './stats.js';
 import { startChildSimulator } from './sim.js';
@@ -119,7 +119,7 @@ async function small(ctx: BenchContext): Promise<void> {
     const ms: number[] = [];
     const evalMs: number[] = [];
     const rss: number[] = [];
-    let last: MemorySample | undefined;
+    let last: DaemonMemory | undefined;
     for (let i = 0; i < rounds; i++) {
       const m = await daemon.poll('markets');
       assertPollsOk(m.lines, 'e2e.small markets');
@@ -150,7 +150,7 @@ async function small(ctx: BenchContext): Promise<void> {
 }
 
 /** Where a daemon child's RSS is, in words (Linux; the /proc figures are NaN elsewhere). */
-function memoryParts(m: MemorySample): string {
+function memoryParts(m: DaemonMemory): string {
   const mb = (v: number) => `${v.toFixed(0)} MB`;
   return (
     `${mb(m.fileMb)} of mapped files (the node binary's pages: 34 MB in a bare Node), ${mb(m.anonMb)} private, of which V8's young generation ` +

@@ -29,6 +29,8 @@ export interface MarketRow {
 }
 
 interface Entry {
+  /** The market's key in {@link MarketTable}'s maps (one string, shared by them). */
+  key: string;
   labels: MarketRow['labels'];
   /** `{market_id="…",…}`, escaped and UTF-8 encoded once. */
   bytes: Buffer;
@@ -125,7 +127,11 @@ export class MarketFamily {
 /** All markets' rows, owned per poll: a market no poll reports any more is dropped. */
 export class MarketTable {
   private readonly all = new Map<string, Entry>();
-  private readonly byOwner = new Map<string, Map<string, MarketRow>>();
+  /**
+   * Each owner's values per market, keyed by the entry's own key string: not the poll's row (its labels, and a key
+   * made from them, were a second copy of every market's label texts, ~3 MB at SPEC §8 scale).
+   */
+  private readonly byOwner = new Map<string, Map<string, number[]>>();
   /** Bumped on every change, so the families know when their cached text is stale. */
   version = 0;
   /** The families, in {@link MARKET_FAMILIES} order. */
@@ -157,17 +163,18 @@ export class MarketTable {
     // A poll without markets (positions, benchmarks) that had none before changes nothing: the rendered families stay.
     if (!old && rows.length === 0) return;
     this.version += 1;
-    const next = new Map<string, MarketRow>();
+    const next = new Map<string, number[]>();
     for (const row of rows) {
       const key = keyOf(row.labels);
-      next.set(key, row);
-      const e = this.all.get(key);
+      let e = this.all.get(key);
       if (e) {
         e.values = row.values;
         if (!old?.has(key)) e.refs += 1;
       } else {
-        this.all.set(key, { labels: row.labels, bytes: Buffer.from(textOf(row.labels), 'utf8'), values: row.values, refs: 1 });
+        e = { key, labels: row.labels, bytes: Buffer.from(textOf(row.labels), 'utf8'), values: row.values, refs: 1 };
+        this.all.set(key, e);
       }
+      next.set(e.key, row.values);
     }
     if (next.size > 0) this.byOwner.set(owner, next);
     else this.byOwner.delete(owner);
@@ -193,9 +200,9 @@ export class MarketTable {
     }
     // Another poll still reports this market: show that poll's values, not the ones that left.
     for (const rows of this.byOwner.values()) {
-      const row = rows.get(key);
-      if (row) {
-        e.values = row.values;
+      const values = rows.get(key);
+      if (values) {
+        e.values = values;
         return;
       }
     }

@@ -33,6 +33,11 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of a list walk: with `onPage`, each page's rows go to it (awaited) instead of into the walk's `rows`. */
+export interface ListCallOptions extends CallOptions {
+  onPage?: (rows: unknown[]) => void | Promise<void>;
+}
+
 /** Query of a positions/assets/holdings list. Unknown extra parameters are passed through. */
 export interface ListQuery {
   chain?: string;
@@ -76,11 +81,11 @@ export interface NetworkRecord {
 /** Every endpoint of the data service. */
 export interface DataServiceClient {
   /** GET /api/v1/positions, all pages. */
-  positions(query: ListQuery, opts?: CallOptions): Promise<PageWalk>;
+  positions(query: ListQuery, opts?: ListCallOptions): Promise<PageWalk>;
   /** GET /assets, all pages. */
-  assets(query: ListQuery, opts?: CallOptions): Promise<PageWalk>;
+  assets(query: ListQuery, opts?: ListCallOptions): Promise<PageWalk>;
   /** GET /holdings, all pages. */
-  holdings(query: ListQuery, opts?: CallOptions): Promise<PageWalk>;
+  holdings(query: ListQuery, opts?: ListCallOptions): Promise<PageWalk>;
   /** GET /performance: the body as the service sent it (null on 404). */
   performance(params: Record<string, string | number>, opts?: CallOptions): Promise<unknown>;
   /** POST {query, variables} to graphql_path: the `metrics` rows. GraphQL `errors` reject with E_SOURCE_GRAPHQL. */
@@ -138,10 +143,10 @@ export function createDataServiceClient(cfg: SourceConfig, opts: ClientOptions =
   const base = cfg.base_url;
   const catalog = cfg.catalog_url ?? cfg.base_url;
 
-  const list = (path: string) => (query: ListQuery, o: CallOptions = {}) => {
+  const list = (path: string) => (query: ListQuery, o: ListCallOptions = {}) => {
     const limit = Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(query.limit ?? MAX_LIST_LIMIT)));
     const params = { ...query, limit };
-    return walkCursorPages(http, `GET ${urlOf(base, path).pathname}`, (cursor) => urlOf(base, path, { ...params, next_cursor: cursor }), cfg.max_pages, o.signal, opts.stopAtPageCap ?? false);
+    return walkCursorPages(http, `GET ${urlOf(base, path).pathname}`, (cursor) => urlOf(base, path, { ...params, next_cursor: cursor }), cfg.max_pages, o.signal, opts.stopAtPageCap ?? false, o.onPage);
   };
 
   return {

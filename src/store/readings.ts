@@ -17,7 +17,7 @@ import type Database from 'better-sqlite3';
 import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
 import { bucketOf, bucketStart, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
-import { packReading, Reader, unpackFields, writeValue, Writer, type Shape } from './codec.js';
+import { isPacked, packReading, Reader, unpackFields, writeValue, Writer, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
 import { StoreError } from './errors.js';
 import { HEAVY_ROWS_PER_STEP, ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
@@ -145,6 +145,22 @@ const SNAPSHOT_KINDS = new Set<ReadingKind>(['market', 'position']);
 const MOVING = new Set(['timestamp', 'block']);
 
 const entityKey = (kind: string, entity: string): string => `${kind}\u0000${entity}`;
+
+/** The time at the end of a save's memo of a reading (see memoOf in {@link createReadingsRepo}): a double, little-endian. */
+const TIME_BYTES = 8;
+const timeView = new DataView(new ArrayBuffer(TIME_BYTES));
+function timeOf(memo: string): number {
+  const from = memo.length - TIME_BYTES;
+  for (let i = 0; i < TIME_BYTES; i++) timeView.setUint8(i, memo.charCodeAt(from + i));
+  return timeView.getFloat64(0, true);
+}
+/** Whether two memos hold the same values (their times aside). */
+function sameValues(a: string, b: string): boolean {
+  const n = a.length;
+  if (n !== b.length) return false;
+  for (let i = 0; i < n - TIME_BYTES; i++) if (a.charCodeAt(i) !== b.charCodeAt(i)) return false;
+  return true;
+}
 
 /** The id tables history rows point to: entities, polls and reading shapes. */
 function historyDictionaries(db: Database.Database) {
@@ -296,18 +312,27 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   /** A bucket row as a reading of its last values, with the bucket's extremes. */
   const bucketReading = (row: BucketRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e, row.start);
 
-  /** The values that say whether a snapshot changed: the shape and every packed value but the moving ones, absolute. */
-  function signature(r: Reading, shape: number): string {
+  /**
+   * What a save remembers of a reading: the values that say whether a snapshot changed — the shape and every packed
+   * value but the moving ones, absolute — then the reading's time, its last {@link TIME_BYTES} characters. Strings that
+   * are not numbers, objects and the key order are the shape's (its id is here), so they are not written again: a
+   * position's memo is ~40 bytes where its ids and names made it ~150. One string, not an object holding the time
+   * and the values (56 bytes more an entity).
+   */
+  function memoOf(r: Reading, shape: number): string {
     w.varint(shape);
-    for (const [k, v] of Object.entries(r.fields)) if (!MOVING.has(k) && (v === null || typeof v !== 'object')) writeValue(w, v, 0);
+    for (const [k, v] of Object.entries(r.fields)) if (!MOVING.has(k) && isPacked(v)) writeValue(w, v, 0);
+    w.f64(r.at);
     return w.takeKey();
   }
 
   /**
-   * What each poll's last save returned, per entity: its time and the signature of its values (unknown after a start
-   * or a rollback: everything is stored then, so a restart costs one row per entity).
+   * What each poll's last save returned, per entity (by its history id: a small integer, where the entity's key text
+   * cost ~130 bytes an entry, 7 MB at SPEC §8 scale): its memo, {@link memoOf} (unknown after a start or a rollback:
+   * everything is stored then, so a restart costs one row per entity). Entity ids are never reused: `history_entities`
+   * rows are never deleted.
    */
-  const lastBatch = new Map<string, Map<string, { at: number; sig: string }>>();
+  const lastBatch = new Map<string, Map<number, string>>();
 
   /** savePoll as steps: pauses every {@link HEAVY_ROWS_PER_STEP} readings (run inside a transaction the caller holds). */
   function* saveSteps(poll: string, readings: readonly Reading[], now: number): Steps<SavePollResult> {
@@ -316,9 +341,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     const pollId = polls.idOf(poll, () => JSON.stringify(poll));
     const seenAt = storageTime(now);
     const before = lastBatch.get(poll);
-    const current = new Map<string, { at: number; sig: string }>();
+    const current = new Map<number, string>();
     // The newest reading per entity wins `latest`, whatever order the batch came in.
-    const newest = new Map<string, { r: Reading; shape: number; vals: Buffer }>();
+    const newest = new Map<number, { r: Reading; shape: number; vals: Buffer }>();
     for (const r of readings) {
       if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
       if (!Number.isFinite(r.at)) {
@@ -328,15 +353,15 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const entityId = entities.idOf(key, () => JSON.stringify({ kind: r.kind, entity: r.entity }));
       const packed = packReading(w, r.labels ?? {}, r.fields ?? {}, r.unreadable, r.at);
       const shapeId = shapes.idOf(packed.shape, () => packed.shape);
-      const last = before?.get(key);
+      const last = before?.get(entityId);
       // A snapshot may move on in time with the same values; any other reading must also keep its time.
-      const sig = signature(r, shapeId);
-      const unchanged = last !== undefined && last.sig === sig && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= last.at : r.at === last.at);
-      const seen = current.get(key);
-      if (!seen || r.at >= seen.at) current.set(key, { at: r.at, sig });
+      const memo = memoOf(r, shapeId);
+      const unchanged = last !== undefined && sameValues(last, memo) && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= timeOf(last) : r.at === timeOf(last));
+      const seen = current.get(entityId);
+      if (seen === undefined || r.at >= timeOf(seen)) current.set(entityId, memo);
       if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
-      const prev = newest.get(key);
-      if (!prev || r.at >= prev.r.at) newest.set(key, { r, shape: shapeId, vals: packed.vals });
+      const prev = newest.get(entityId);
+      if (!prev || r.at >= prev.r.at) newest.set(entityId, { r, shape: shapeId, vals: packed.vals });
     }
     for (const { r, shape, vals } of newest.values()) {
       if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
@@ -344,10 +369,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       // is rewritten. A new entity, or one another poll wrote last, takes the upsert.
       if (updateLatest.run(r.at, shape, vals, now, r.kind, r.entity, poll).changes === 0) upsertLatest.run(r.kind, r.entity, r.at, shape, vals, poll, now);
     }
-    for (const key of before?.keys() ?? []) {
+    for (const id of before?.keys() ?? []) {
       if (++n % ROWS_PER_STEP === 0) yield;
-      const id = current.has(key) ? undefined : entities.find(key);
-      if (id !== undefined) insertHistory.run(seenAt, id, now, pollId, VANISHED, EMPTY);
+      if (!current.has(id)) insertHistory.run(seenAt, id, now, pollId, VANISHED, EMPTY);
     }
     lastBatch.set(poll, current);
     return { inserted, latest: newest.size };

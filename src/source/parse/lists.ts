@@ -114,42 +114,54 @@ type ListResult = { readings: Reading[]; rejected: Rejection[]; seen: SeenForms 
 
 /** {@link listReadings} in steps that may pause between rows (a positions poll reads 50,000 of them). */
 export function* listReadingsSteps(kind: ListKind, rows: readonly unknown[], pollTime: number): Steps<ListResult> {
+  const reader = listReader(kind, pollTime);
+  yield* reader.add(rows);
+  return reader.result();
+}
+
+/**
+ * {@link listReadings} a page at a time: `add` reads rows into the result (one entity across pages is still one
+ * reading, its first row kept), `result` gives it. A poll that walks pages need not hold every raw row at once.
+ */
+export function listReader(kind: ListKind, pollTime: number): { add(rows: readonly unknown[]): Steps<void>; result(): ListResult } {
   const readings: Reading[] = [];
   const rejected: Rejection[] = [];
   const seen = new Set<string>();
   const forms: SeenForms = {};
-  let n = 0;
-  for (const raw of rows) {
-    if (++n % ROWS_PER_STEP === 0) yield;
-    if (!isObject(raw)) {
-      rejected.push({ reason: 'missing_id', detail: `${kind} row that is not an object` });
-      continue;
+  function* add(rows: readonly unknown[]): Steps<void> {
+    let n = 0;
+    for (const raw of rows) {
+      if (++n % ROWS_PER_STEP === 0) yield;
+      if (!isObject(raw)) {
+        rejected.push({ reason: 'missing_id', detail: `${kind} row that is not an object` });
+        continue;
+      }
+      const fr = new FieldReader(raw, '');
+      const r = readRow(kind, raw, fr);
+      const wallet = r.wallet ?? r.wallet_address;
+      const asset = r.asset ?? r.symbol;
+      const entity = entityOf(kind, r, wallet, asset);
+      if (!entity) {
+        rejected.push({ reason: 'missing_id', detail: `${kind} row with no id, wallet, chain, protocol or asset` });
+        continue;
+      }
+      if (seen.has(entity)) {
+        rejected.push({ reason: 'duplicate', entity, detail: `${kind} ${entity} appears more than once in one poll; the first row is kept` });
+        continue;
+      }
+      seen.add(entity);
+      for (const f of fr.rejected) rejected.push({ ...f, entity });
+      mergeSeen(forms, fr.seen);
+      const { wallet_address: _wa, symbol: _sym, timestamp, updated_at, created_at, ...rest } = r;
+      const fields: Record<string, unknown> = rest;
+      fields.wallet = wallet;
+      fields.asset = asset;
+      if (kind !== 'position' && r.symbol !== null) fields.symbol = r.symbol;
+      if (timestamp !== null) fields.timestamp = timestamp;
+      if (updated_at !== null) fields.updated_at = updated_at;
+      if (created_at !== null) fields.created_at = created_at;
+      readings.push({ kind, entity, at: timestamp ?? updated_at ?? created_at ?? pollTime, labels: labelsOf(kind, r, wallet, asset), fields, ...unreadableOf(fr.rejected) });
     }
-    const fr = new FieldReader(raw, '');
-    const r = readRow(kind, raw, fr);
-    const wallet = r.wallet ?? r.wallet_address;
-    const asset = r.asset ?? r.symbol;
-    const entity = entityOf(kind, r, wallet, asset);
-    if (!entity) {
-      rejected.push({ reason: 'missing_id', detail: `${kind} row with no id, wallet, chain, protocol or asset` });
-      continue;
-    }
-    if (seen.has(entity)) {
-      rejected.push({ reason: 'duplicate', entity, detail: `${kind} ${entity} appears more than once in one poll; the first row is kept` });
-      continue;
-    }
-    seen.add(entity);
-    for (const f of fr.rejected) rejected.push({ ...f, entity });
-    mergeSeen(forms, fr.seen);
-    const { wallet_address: _wa, symbol: _sym, timestamp, updated_at, created_at, ...rest } = r;
-    const fields: Record<string, unknown> = rest;
-    fields.wallet = wallet;
-    fields.asset = asset;
-    if (kind !== 'position' && r.symbol !== null) fields.symbol = r.symbol;
-    if (timestamp !== null) fields.timestamp = timestamp;
-    if (updated_at !== null) fields.updated_at = updated_at;
-    if (created_at !== null) fields.created_at = created_at;
-    readings.push({ kind, entity, at: timestamp ?? updated_at ?? created_at ?? pollTime, labels: labelsOf(kind, r, wallet, asset), fields, ...unreadableOf(fr.rejected) });
   }
-  return { readings, rejected, seen: forms };
+  return { add, result: () => ({ readings, rejected, seen: forms }) };
 }

@@ -34,15 +34,24 @@ function learnMarket(r: Record<string, unknown>, known: MarketInfo | undefined):
   if (!isObject(r.market)) return known;
   const m = r.market;
   const out: MarketInfo = { ...(known ?? emptyInfo()) };
+  let changed = known === undefined;
   for (const k of INFO_STRINGS) {
     const v = readString(m[k]);
-    if (v.ok && v.value !== null) out[k] = v.value;
+    if (v.ok && v.value !== null && v.value !== out[k]) {
+      out[k] = v.value;
+      changed = true;
+    }
   }
   for (const k of INFO_INTEGERS) {
     const v = readInteger(m[k]);
-    if (v.ok && v.value !== null) out[k] = v.value;
+    if (v.ok && v.value !== null && v.value !== out[k]) {
+      out[k] = v.value;
+      changed = true;
+    }
   }
-  return out;
+  // What was known, when the row told nothing new (every poll, for every market): the daemon keeps this map, and a
+  // copy per market and poll, with the poll's own strings, was 4 MB at SPEC §8 scale for the old generation to collect.
+  return changed ? out : known;
 }
 
 /**

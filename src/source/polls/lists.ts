@@ -1,5 +1,5 @@
 /** The `positions`, `assets` and `holdings` polls: a cursor walk to the end, one reading per row. */
-import { listReadingsSteps, type ListKind } from '../parse/lists.js';
+import { listReader, type ListKind } from '../parse/lists.js';
 import { runYielding } from '../../yielding.js';
 import { pollSchemas, type PollConfigOf } from './schemas.js';
 import { ENDPOINTS } from '../client.js';
@@ -14,9 +14,16 @@ type ListParams = PollConfigOf<'positions'>['params'];
 
 function runner(kind: ListPoll) {
   return async (cfg: { params: ListParams }, ctx: PollContext): Promise<PollData> => {
-    const walk = await ctx.client[kind]({ ...cfg.params }, { signal: ctx.signal });
-    ctx.log.debug('list walked', { kind, rows: walk.rows.length, pages: walk.pages });
-    const data = failIfAllRejected(`GET ${ENDPOINTS[kind]}`, walk.rows.length, await runYielding(listReadingsSteps(readingKind[kind], walk.rows, ctx.now)));
+    // Each page read as it arrives: its raw rows are garbage before the next page comes (not 50,000 held at once).
+    const reader = listReader(readingKind[kind], ctx.now);
+    let rows = 0;
+    const onPage = async (page: unknown[]) => {
+      rows += page.length;
+      await runYielding(reader.add(page));
+    };
+    const walk = await ctx.client[kind]({ ...cfg.params }, { signal: ctx.signal, onPage });
+    ctx.log.debug('list walked', { kind, rows, pages: walk.pages });
+    const data = failIfAllRejected(`GET ${ENDPOINTS[kind]}`, rows, reader.result());
     return keepShard(data, ctx.shard);
   };
 }

@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { hashedDictionary } from '../src/store/dictionary.js';
+import { tempDirs } from './store-helpers.js';
+
+const dirs = tempDirs();
+afterEach(() => dirs.cleanup());
+
+/** A dictionary table in a real file, as the history tables are made. */
+function openTable(): Database.Database {
+  const db = new Database(join(dirs.make(), 'dict.db'));
+  db.exec('CREATE TABLE shapes (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, value TEXT NOT NULL)');
+  return db;
+}
+
+/** The hash a row is stored under: the first 22 characters of the key's SHA-256 in base64url (what older versions wrote). */
+const storedHash = (key: string) => createHash('sha256').update(key).digest('base64url').slice(0, 22);
+
+describe('hashedDictionary', () => {
+  it.each([false, true])('finds rows by the same stored hash whatever its cache is keyed by (cacheByDigest %s)', (cacheByDigest) => {
+    const db = openTable();
+    try {
+      const long = JSON.stringify({ labels: { market_id: '0x' + 'ab'.repeat(32) }, keys: ['a', 'b'], note: 'é €' });
+      // A row written before: by an older version, or by another connection.
+      db.prepare('INSERT INTO shapes (hash, value) VALUES (?, ?)').run(storedHash(long), JSON.stringify(long));
+      const dict = hashedDictionary<string>(db, 'shapes', (t) => JSON.parse(t) as string, { cacheByDigest });
+      expect(dict.find(long)).toBe(1);
+      expect(dict.idOf(long, () => 'never written')).toBe(1);
+      // A new key is stored under its hash, found again from the cache and after it is dropped.
+      const id = dict.idOf('other', () => JSON.stringify('other'));
+      expect(id).toBe(2);
+      expect(db.prepare('SELECT hash FROM shapes WHERE id = ?').pluck().get(id)).toBe(storedHash('other'));
+      expect(dict.find('other')).toBe(2);
+      dict.forget();
+      expect(dict.find('other')).toBe(2);
+      expect(dict.valueOf(2)).toBe('other');
+      expect(dict.find('unknown')).toBeUndefined();
+      expect(db.prepare('SELECT count(*) FROM shapes').pluck().get()).toBe(2);
+    } finally {
+      db.close();
+    }
+  });
+});
