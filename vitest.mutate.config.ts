@@ -33,6 +33,7 @@ export default defineConfig({
       'test/notify-http-dispatcher.test.ts',
       'test/notify-email.test.ts',
       'test/notify-gate.test.ts',
+      'test/notify-schema.test.ts',
       'test/silences.test.ts',
       'test/silences-url.test.ts',
       'test/rules-*.test.ts',

@@ -71,6 +71,15 @@ describe('the fields and labels a rule may name', () => {
     expect(closest('loan_symbol', names)).toBe('market.loan_asset_symbol');
     expect(closest('blok', names)).toBe('block');
     expect(closest('xyzzy', names)).toBeUndefined();
+    // Four characters or fewer: one edit at most ('idxx' is two from 'id').
+    expect(closest('idxx', ['id', 'market.oracle'])).toBeUndefined();
+    expect(closest('idx', ['id', 'market.oracle'])).toBe('id');
+    // Of two at the same distance, the first listed.
+    expect(closest('blocc', ['block', 'blocs'])).toBe('block');
+    // Words: empty ones (a leading or doubled separator) ask for nothing, and a name of no word matches nothing.
+    expect(closest('_loan__symbol', names)).toBe('market.loan_asset_symbol');
+    expect(closest('._', ['id', 'market'])).toBeUndefined();
+    expect(didYouMean('xyzzy', names)).toBe('');
     expect(didYouMean('utilisation', names)).toBe(" (did you mean 'utilization'?)");
     expect(didYouMean('utilization', names)).toBe('');
     expect(aReading('asset')).toBe('an asset reading');
