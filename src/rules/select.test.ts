@@ -81,8 +81,10 @@ describe('selectCheck', () => {
   it('knows entity, labels, fields and the nested market keys; unchecked when any kind read is unspecified; names every kind', () => {
     expect(selectKeyCheck({ entity: 'x', protocol: 'x', utilization: 'x', loan_asset_decimals: 6 }, ['market'])).toEqual([]);
     expect(selectKeyCheck({ anything: 'x' }, ['market', 'holding'])).toEqual([]);
-    // `apy` is what slicing 'market.' off `borrow_apy` would leave: no key of its own.
-    expect(selectKeyCheck({ apy: 'x' }, ['market', 'position']).map((p) => p.message)).toEqual(["select: unknown key 'apy' for market/position readings (did you mean 'borrow_apy'?)"]);
+    // `apy` is what slicing 'market.' off `borrow_apy` would leave: no key of a market's own (a position has one).
+    expect(selectKeyCheck({ apy: 'x' }, ['market']).map((p) => p.message)).toEqual(["select: unknown key 'apy' for market readings (did you mean 'borrow_apy'?)"]);
+    expect(selectKeyCheck({ apy: 'x' }, ['market', 'position'])).toEqual([]);
+    expect(selectKeyCheck({ walet: 'x' }, ['market', 'position']).map((p) => p.message)).toEqual(["select: unknown key 'walet' for market/position readings (did you mean 'wallet'?)"]);
   });
 
 });
