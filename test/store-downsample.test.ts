@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBacktest, type BacktestRow } from '../src/backtest/index.js';
 import type { Reading } from '../src/model.js';
-import { bucketOf, BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues } from '../src/store/buckets.js';
+import { bucketOf, BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues, type BucketInput } from '../src/store/buckets.js';
 import { isPacked, packReading, Reader, unpackFields, Writer, type Shape } from '../src/store/codec.js';
 import type { Store } from '../src/store/index.js';
 import { defaults, market, MIN, rule, tempDirs, tempStore } from './alerts-helpers.js';
@@ -192,17 +192,22 @@ describe('a bucket packed and read back', () => {
     fc.boolean(),
     fc.constant(null),
   );
-  it('a field named like a member of every object (constructor, toString, __proto__) is folded and read back as any other', () => {
-    const names = ['constructor', 'toString', '__proto__', 'valueOf'];
-    const fieldsOf = (vals: unknown[]) => JSON.parse(`{${names.map((k, i) => `${JSON.stringify(k)}:${JSON.stringify(vals[i])}`).join(',')}}`) as Record<string, unknown>;
-    const inputs = [fieldsOf([1.5, null, 7, true]), fieldsOf([0.5, null, 9, false]), fieldsOf([1, null, 8, true])].map((fields, i) => ({ at: T0 + i, seenAt: T0 + i, poll: 1, shape: 1, fields }));
+  /** Folds readings into one bucket, packs it as the store does and reads it back: its last fields and its tail. */
+  function foldAndReadBack(inputs: BucketInput[]) {
     const folded = inputs.map(bucketOf).reduce(mergeBuckets);
     const shape = JSON.parse(packReading(new Writer(), {}, folded.fields, undefined, folded.at).shape) as Shape;
     const w = new Writer();
     writeBucketValues(w, shape, folded);
     const r = new Reader(w.take());
     const fields = unpackFields(shape, r, folded.at);
-    const tail = readBucketTail(r, shape, fields, folded.at);
+    return { fields, tail: readBucketTail(r, shape, fields, folded.at) };
+  }
+
+  it('a field named like a member of every object (constructor, toString, __proto__) is folded and read back as any other', () => {
+    const names = ['constructor', 'toString', '__proto__', 'valueOf'];
+    const fieldsOf = (vals: unknown[]) => JSON.parse(`{${names.map((k, i) => `${JSON.stringify(k)}:${JSON.stringify(vals[i])}`).join(',')}}`) as Record<string, unknown>;
+    const inputs = [fieldsOf([1.5, null, 7, true]), fieldsOf([0.5, null, 9, false]), fieldsOf([1, null, 8, true])].map((fields, i) => ({ at: T0 + i, seenAt: T0 + i, poll: 1, shape: 1, fields }));
+    const { fields, tail } = foldAndReadBack(inputs);
     expect(Object.entries(fields)).toEqual(Object.entries(inputs[2]!.fields));
     expect(Object.entries(tail.min)).toEqual([['constructor', 0.5], ['__proto__', 7]]);
     expect(Object.entries(tail.max)).toEqual([['constructor', 1.5], ['__proto__', 9]]);
@@ -214,13 +219,7 @@ describe('a bucket packed and read back', () => {
       fc.property(fc.array(fc.tuple(value, value, value), { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 2e12 }), (rows, at0) => {
         // As JSON would keep them (-0 is 0): the store's contract for every value.
         const inputs = rows.map(([a, b, c], i) => ({ at: at0 + i, seenAt: at0 + i, poll: 1, shape: 1, fields: JSON.parse(JSON.stringify({ a, b, c })) as Record<string, unknown> }));
-        const folded = inputs.map(bucketOf).reduce(mergeBuckets);
-        const shape = JSON.parse(packReading(new Writer(), {}, folded.fields, undefined, folded.at).shape) as Shape;
-        const w = new Writer();
-        writeBucketValues(w, shape, folded);
-        const r = new Reader(w.take());
-        const fields = unpackFields(shape, r, folded.at);
-        const tail = readBucketTail(r, shape, fields, folded.at);
+        const { fields, tail } = foldAndReadBack(inputs);
         expect(fields).toEqual(inputs.at(-1)!.fields);
         expect(tail.n).toBe(rows.length);
         for (const k of ['a', 'b', 'c']) {
