@@ -194,3 +194,56 @@ it('the Slack bot records its parent message after an open transaction closes wh
   expect(storeErrors).toEqual([]);
   expect(logs.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
 });
+
+it('a send that fails while a transaction is open records its retry after the commit, not inside it', async () => {
+  const { s, held } = await answeredDuringTransaction(async () => {
+    throw new Error('connection reset');
+  });
+  // The retry record waits at the gate: no statement inside the transaction, so no store error.
+  expect(s.storeErrors).toEqual([]);
+  held.release();
+  await held.done;
+  await until(() => (s.d.deliveries.list({ status: 'pending' })[0]?.error ?? null) !== null);
+  expect(s.d.deliveries.list({ status: 'pending' })[0]).toMatchObject({ attempts: 1, error: expect.stringContaining('connection reset') });
+  expect(s.storeErrors).toEqual([]);
+  expect(s.logs.filter((l) => l.level === 'error')).toEqual([]);
+});
+
+it('with the gate idle, a pass that finds nothing due sets its timer for the idle look (30 s), not for at once', async () => {
+  const s = await setup();
+  s.d.start();
+  expect(s.timers.delays()).toEqual([0]);
+  s.timers.fireDue();
+  for (let i = 0; i < 10; i++) await nextTurn();
+  // Had it waited for the (idle) gate instead, it would look again at once, and again: a loop that spins.
+  expect(s.timers.delays()).toEqual([30_000]);
+});
+
+it('a pass held back by one transaction, then another held back by a second: each runs once its transaction commits', async () => {
+  const s = await setup();
+  s.fire('m1');
+  s.d.start();
+  const first = await holdOpen(s.store);
+  s.timers.fireDue();
+  first.release();
+  await first.done;
+  await until(() => {
+    s.timers.fireDue();
+    return s.d.deliveries.list({ status: 'sent' }).length === 1;
+  });
+  // A second alert, and its pass comes due while a second transaction is open.
+  s.clock.advance(3_600_000);
+  s.fire('m2');
+  s.d.wake();
+  const second = await holdOpen(s.store);
+  s.timers.fireDue();
+  for (let i = 0; i < 20; i++) await nextTurn();
+  expect(s.slack.posts).toHaveLength(1);
+  second.release();
+  await second.done;
+  await until(() => {
+    s.timers.fireDue();
+    return s.d.deliveries.list({ status: 'sent' }).length === 2;
+  });
+  expect(s.storeErrors).toEqual([]);
+});
