@@ -112,6 +112,9 @@ describe('backtest', () => {
     [{ 'util-warn.for': '600' }, /'600' is not a duration/],
     [{ 'util-warn.clear_below': '0.95' }, /clear_below: must be below threshold/],
     [{ 'util-warn.treshold': '0.9' }, /'treshold' is not a parameter of utilization_above rules/],
+    // Names every object inherits are no parameter either.
+    [{ 'util-warn.toString': '1' }, /'toString' is not a parameter of utilization_above rules/],
+    [{ 'util-warn.__proto__': '1' }, /'__proto__' is not a parameter of utilization_above rules/],
   ])('refuses --set %o', (set, message) => {
     const store = tempStore(dirs);
     expect(() => runBacktest({ store, rules: rules(), alerting: defaults.alerting, from: T0, to: END, set })).toThrow(message);

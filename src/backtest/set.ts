@@ -1,6 +1,7 @@
 /** `--set rule.param=value`: a copy of the rules with changed parameters, checked like the config checks them. */
 import { parseDuration } from '../config/duration.js';
 import { LookoutError } from '../errors.js';
+import { setOwn } from '../own.js';
 import { getRuleKind } from '../rules/registry.js';
 import { ruleCommonShape, type RuleBase } from '../rules/schema.js';
 import type { z } from 'zod';
@@ -70,11 +71,14 @@ export function applySet(rules: readonly RuleBase[], set: Record<string, unknown
     if (!rule) throw new BacktestError(`--set ${k}: no rule named '${name}'${out.length ? ` (rules: ${out.map((r) => r.name).join(', ')})` : ''}`);
     if (param === 'name' || param === 'kind') throw new BacktestError(`--set ${k}: the ${param} of a rule cannot be changed`);
     const kind = getRuleKind(rule.kind);
-    if (kind && rule[param] === undefined && !(param in kind.params) && !['for', 'keep_firing_for', 'absent_for', 'flap_threshold', 'flap_window', 'max_reading_age', 'severity', 'enabled'].includes(param)) {
+    // Own members only: `toString` or `__proto__` is no rule's parameter, whatever every object inherits.
+    const set = Object.hasOwn(rule, param) && rule[param] !== undefined;
+    if (kind && !set && !Object.hasOwn(kind.params, param) && !['for', 'keep_firing_for', 'absent_for', 'flap_threshold', 'flap_window', 'max_reading_age', 'severity', 'enabled'].includes(param)) {
       throw new BacktestError(`--set ${k}: '${param}' is not a parameter of ${rule.kind} rules (${Object.keys(kind.params).join(', ')})`);
     }
-    const schema = (kind?.params[param] ?? (ruleCommonShape as Record<string, z.ZodType>)[param]) as z.ZodType | undefined;
-    rule[param] = typeof v === 'string' ? coerce(v, rule[param], `--set ${k}`, isDuration(schema)) : v;
+    const own = (shape: Record<string, unknown> | undefined) => (shape && Object.hasOwn(shape, param) ? shape[param] : undefined);
+    const schema = (own(kind?.params) ?? own(ruleCommonShape)) as z.ZodType | undefined;
+    setOwn(rule, param, typeof v === 'string' ? coerce(v, own(rule), `--set ${k}`, isDuration(schema)) : v);
     for (const p of kind?.check?.(rule as Record<string, unknown>) ?? []) {
       throw new BacktestError(`--set ${k}: ${p.message}`);
     }
