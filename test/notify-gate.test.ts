@@ -74,6 +74,14 @@ async function setup(notifiers?: Map<string, Notifier>) {
   return { clock, timers, slack, store, n, d: n.dispatcher, logs, storeErrors, fire };
 }
 
+/** Fires the dispatcher's due timers (the manual clock's fire only when told) until `n` messages are recorded sent. */
+async function sentOnTimers(s: Awaited<ReturnType<typeof setup>>, n: number): Promise<void> {
+  await until(() => {
+    s.timers.fireDue();
+    return s.d.deliveries.list({ status: 'sent' }).length === n;
+  });
+}
+
 it('a due message waits for the open transaction and goes out once it commits, with no store error', async () => {
   const s = await setup();
   s.fire('m1');
@@ -87,10 +95,7 @@ it('a due message waits for the open transaction and goes out once it commits, w
   held.release();
   await held.done;
   // The timer it set again once the transaction closed (the manual clock's timers fire when the test says).
-  await until(() => {
-    s.timers.fireDue();
-    return s.d.deliveries.list({ status: 'sent' }).length === 1;
-  });
+  await sentOnTimers(s, 1);
   expect(s.slack.posts).toHaveLength(1);
   expect(s.storeErrors).toEqual([]);
   expect(s.logs.filter((l) => l.level === 'error')).toEqual([]);
@@ -227,10 +232,7 @@ it('a pass held back by one transaction, then another held back by a second: eac
   s.timers.fireDue();
   first.release();
   await first.done;
-  await until(() => {
-    s.timers.fireDue();
-    return s.d.deliveries.list({ status: 'sent' }).length === 1;
-  });
+  await sentOnTimers(s, 1);
   // A second alert, and its pass comes due while a second transaction is open.
   s.clock.advance(3_600_000);
   s.fire('m2');
@@ -241,9 +243,6 @@ it('a pass held back by one transaction, then another held back by a second: eac
   expect(s.slack.posts).toHaveLength(1);
   second.release();
   await second.done;
-  await until(() => {
-    s.timers.fireDue();
-    return s.d.deliveries.list({ status: 'sent' }).length === 2;
-  });
+  await sentOnTimers(s, 2);
   expect(s.storeErrors).toEqual([]);
 });

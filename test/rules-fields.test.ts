@@ -38,7 +38,7 @@ const accepts: Record<FieldType, readonly string[]> = { number: ['number', 'nume
 describe('the fields and labels a rule may name', () => {
   for (const kind of ['market', 'position', 'benchmark'] as const) {
     it(`${kind}: exactly the fields the client reads from the service, each of its type`, () => {
-      const readings = byKind.get(kind) ?? [];
+      const readings = [...(byKind.get(kind) ?? [])];
       // The times a position row may carry: the simulator sends none, a service may (the same parser reads them).
       if (kind === 'position') readings.push(...listReadings('position', [{ id: 'p-times', verified: true, timestamp: 1_700_000_000, updated_at: '2024-05-01T10:00:00Z', created_at: 1_700_000_000_000 }], T0).readings);
       const seen = pathsOf(readings);

@@ -292,9 +292,9 @@ export function packReading(
   const fixed: Record<string, unknown> = {};
   for (let i = 0; i < keys.length; i++) {
     const v = fields[keys[i]!];
-    // isPacked, with a digit string's test done once.
-    if (typeof v === 'string' ? v.length <= 200 && DIGITS.test(v) : v === null || typeof v === 'number' || typeof v === 'boolean') {
+    if (isPacked(v)) {
       dyn[i] = 1;
+      // A digit string isPacked has just tested goes straight to its writer (writeValue would test it again).
       if (typeof v === 'string' && v !== '-0') writeDigits(w, v);
       else writeValue(w, v, at);
     } else {
