@@ -246,7 +246,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         if (stopping || !store.db.open) break;
         const r = store.readings.downsample(before, { batchSize: 2_000, maxRows: 2_000 });
         rows += r.rows;
-        if (r.rows < 2_000) break;
+        if (r.rows < 2_000 && r.sealed < 2_000) break;
         await new Promise((res) => setImmediate(res));
       }
       if (rows > 0) log.debug('downsampled', { rows });

@@ -10,7 +10,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { ReadingKind } from '../model.js';
-import { BUCKET_MS } from './buckets.js';
+import { createBucketNextAt } from './bucket-store.js';
 import type { EntityKey } from './readings.js';
 
 /** A history row by its key (storage time, entity id, time, poll id), not its content. */
@@ -46,7 +46,7 @@ export function createHistoryChanges(db: Database.Database, entityId: (kind: Rea
   );
   const oldest = db.prepare<[], { t: number | null }>(`SELECT min(seen_at) AS t FROM reading_history`);
   const nextRaw = db.prepare<[number, number], { at: number | null }>(`SELECT min(at) AS at FROM reading_history WHERE entity = ? AND at > ? AND shape != 0`);
-  const nextBucket = db.prepare<[number, number, number], { at: number | null }>(`SELECT min(at) AS at FROM reading_buckets WHERE entity = ? AND start > ? AND at > ?`);
+  const nextBucket = createBucketNextAt(db);
   return {
     last: () => last.get(),
     has: (k) => has.get(k.seen_at, k.entity, k.at, k.poll) !== undefined,
@@ -63,7 +63,7 @@ export function createHistoryChanges(db: Database.Database, entityId: (kind: Rea
     nextAt: (kind, entity, t) => {
       const id = entityId(kind, entity);
       if (id === undefined) return undefined;
-      const times = [nextRaw.get(id, t)?.at, nextBucket.get(id, t - BUCKET_MS, t)?.at].filter((x): x is number => typeof x === 'number');
+      const times = [nextRaw.get(id, t)?.at, nextBucket(id, t)].filter((x): x is number => typeof x === 'number');
       return times.length ? Math.min(...times) : undefined;
     },
   };

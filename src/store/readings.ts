@@ -11,12 +11,17 @@
  *
  * Past `storage.raw_retention`, {@link ReadingsRepo.downsample} folds full-resolution rows into 5-minute buckets
  * (`reading_buckets`, src/store/buckets.ts): the last reading of each bucket plus the lowest and highest value of each
- * numeric field. History reads answer from both; a reading from a bucket carries `bucket`.
+ * numeric field. Once a bucket's hour is over it is sealed: moved, with the entity's other buckets of that hour, into
+ * one chunk row of `reading_bucket_chunks` (src/store/bucket-chunks.ts), never changed after. A bucket folded again
+ * later (rows stored late) is in a second chunk or in `reading_buckets`; reads merge its parts. History reads answer
+ * from raw rows and buckets; a reading from a bucket carries `bucket`.
  */
 import type Database from 'better-sqlite3';
 import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
-import { bucketOf, bucketStart, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
+import { chunkStart } from './bucket-chunks.js';
+import { createBucketStore } from './bucket-store.js';
+import { bucketOf, bucketStart, mergeBuckets, type Bucket } from './buckets.js';
 import { isPacked, packReading, Reader, unpackFields, writeValue, Writer, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
 import { StoreError } from './errors.js';
@@ -59,6 +64,8 @@ export interface DownsampleResult {
   rows: number;
   /** Bucket rows written (new or merged). */
   buckets: number;
+  /** Buckets of hours that are over sealed into chunks. */
+  sealed: number;
 }
 
 /** The (kind, entity) of a latest reading. */
@@ -104,9 +111,16 @@ export interface ReadingsRepo {
   entityId(kind: ReadingKind, entity: string): number | undefined;
   /** The earliest time full-resolution history covers: the oldest row's storage time, null when there is none. */
   rawSince(): number | null;
-  /** Folds full-resolution rows stored before `before` into 5-minute buckets, batch by batch; returns what it did. */
+  /**
+   * Folds full-resolution rows stored before `before` into 5-minute buckets, batch by batch, then seals the buckets of
+   * hours that ended {@link SEAL_SLACK_MS} before `before` into chunks, batch by batch; returns what it did. `maxRows`
+   * bounds each of the two.
+   */
   downsample(before: number, opts?: PruneOptions): DownsampleResult;
-  /** Deletes history stored before `olderThan` and buckets that start before it, in batches; returns the rows deleted. */
+  /**
+   * Deletes history stored before `olderThan` and buckets that start before it, in batches; returns the rows deleted
+   * (chunk rows count one each). Sealed buckets go by whole hours: those of the hour holding `olderThan` stay.
+   */
   prune(olderThan: number, opts?: PruneOptions): number;
   /** Deletes shapes no history row or bucket points to (a full scan: run it rarely). Returns the rows deleted. */
   pruneShapes(): number;
@@ -128,9 +142,8 @@ interface RawRow {
   shape: number;
   vals: Buffer;
 }
-interface BucketRow extends RawRow {
-  start: number;
-}
+/** How long after an hour ends (in storage time) its buckets are sealed: rows whose time lags their storage by more are folded late. */
+export const SEAL_SLACK_MS = 10 * 60_000;
 
 /**
  * The key under which a reading's `unreadable` (field → reason) rode in the fields JSON of schemas before 8 (history)
@@ -208,24 +221,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const rawRange = db.prepare<[number, number, number, number], RawRow>(
     `SELECT ${rawCols} FROM reading_history WHERE entity = ? AND at BETWEEN ? AND ? AND seen_at <= ? AND shape != ${VANISHED} ORDER BY at, seen_at`,
   );
-  const bucketCols = `start, seen_at, entity, at, poll, shape, vals`;
-  const bucketAt = db.prepare<[number, number, number, number], BucketRow>(
-    `SELECT ${bucketCols} FROM reading_buckets WHERE entity = ? AND start <= ? AND at <= ? AND seen_at <= ? ORDER BY start DESC LIMIT 1`,
-  );
-  const bucketRange = db.prepare<[number, number, number, number, number, number], BucketRow>(
-    `SELECT ${bucketCols} FROM reading_buckets WHERE entity = ? AND start BETWEEN ? AND ? AND at BETWEEN ? AND ? AND seen_at <= ? ORDER BY start`,
-  );
-  const bucketGet = db.prepare<[number, number], BucketRow>(`SELECT ${bucketCols} FROM reading_buckets WHERE entity = ? AND start = ?`);
-  const bucketPut = db.prepare(
-    `INSERT OR REPLACE INTO reading_buckets (entity, start, at, seen_at, poll, shape, n, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
   type Cursor = { t: number; e: number; a: number; p: number };
   const rawPage = db.prepare<Cursor & { to: number; limit: number }, RawRow>(
     `SELECT ${rawCols} FROM reading_history WHERE (seen_at, entity, at, poll) > (@t, @e, @a, @p) AND seen_at <= @to
      ORDER BY seen_at, entity, at, poll LIMIT @limit`,
-  );
-  const bucketPage = db.prepare<{ t: number; e: number; to: number; limit: number }, BucketRow>(
-    `SELECT ${bucketCols} FROM reading_buckets WHERE (start, entity) > (@t, @e) AND start <= @to ORDER BY start, entity LIMIT @limit`,
   );
   const oldestRaw = db.prepare<[], { t: number | null }>(`SELECT min(seen_at) AS t FROM reading_history`);
   const newestRaw = db.prepare<[], { t: number | null }>(`SELECT max(seen_at) AS t FROM reading_history`);
@@ -250,21 +249,17 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     `DELETE FROM reading_history WHERE (seen_at, entity, at, poll) IN
        (SELECT seen_at, entity, at, poll FROM reading_history WHERE seen_at < ? ORDER BY seen_at LIMIT ?)`,
   );
-  const pruneBucketBatch = db.prepare(
-    `DELETE FROM reading_buckets WHERE (entity, start) IN
-       (SELECT entity, start FROM reading_buckets WHERE start < ? ORDER BY start LIMIT ?)`,
-  );
   // The newest shape is never deleted, so SQLite never gives a deleted shape's id to a new one (a save's signature of
   // the poll before holds shape ids).
   const pruneShapesStmt = db.prepare(
     `DELETE FROM history_shapes WHERE id NOT IN (SELECT shape FROM reading_history) AND id NOT IN (SELECT shape FROM reading_buckets)
+       AND id NOT IN (SELECT shape FROM reading_bucket_chunks)
        AND id NOT IN (SELECT shape FROM latest_readings) AND id < (SELECT max(id) FROM history_shapes)`,
   );
   const countLatest = db.prepare<[], { kind: ReadingKind; n: number }>(`SELECT kind, count(*) AS n FROM latest_readings GROUP BY kind ORDER BY kind`);
-  const countHistory = db.prepare<[], { n: number; b: number; oldRaw: number | null; oldBucket: number | null; newest: number | null }>(
-    `SELECT (SELECT count(*) FROM reading_history WHERE shape != ${VANISHED}) AS n, (SELECT count(*) FROM reading_buckets) AS b,
-            (SELECT min(seen_at) FROM reading_history) AS oldRaw, (SELECT min(start) FROM reading_buckets) AS oldBucket,
-            (SELECT max(seen_at) FROM reading_history) AS newest`,
+  const countHistory = db.prepare<[], { n: number; oldRaw: number | null; newest: number | null }>(
+    `SELECT (SELECT count(*) FROM reading_history WHERE shape != ${VANISHED}) AS n,
+            (SELECT min(seen_at) FROM reading_history) AS oldRaw, (SELECT max(seen_at) FROM reading_history) AS newest`,
   );
 
   const shapeOf = (id: number): Shape => {
@@ -278,12 +273,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     return e;
   };
 
-  /** A stored row as a reading: its shape's labels and fixed fields, its packed values, then (a bucket) its extremes. */
-  function rowReading(row: RawRow, e: EntityKey, bucketStart?: number): HistoryReading {
+  /** A stored row as a reading: its shape's labels and fixed fields, its packed values. */
+  function rawReading(row: RawRow, e: EntityKey = entityOf(row.entity)): HistoryReading {
     const shape = shapeOf(row.shape);
-    const r = new Reader(row.vals);
-    const fields = unpackFields(shape, r, row.at);
-    const tail = bucketStart === undefined ? undefined : readBucketTail(r, shape, fields, row.at);
+    const fields = unpackFields(shape, new Reader(row.vals), row.at);
     return {
       kind: e.kind,
       entity: e.entity,
@@ -291,12 +284,26 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       labels: shape.labels,
       fields,
       ...(shape.unreadable ? { unreadable: shape.unreadable } : {}),
-      ...(tail ? { bucket: { start: bucketStart!, n: tail.n, min: tail.min, max: tail.max } } : {}),
       poll: polls.valueOf(row.poll) ?? '',
       seen_at: row.seen_at,
     };
   }
-  const rawReading = (row: RawRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e);
+  /** A bucket as a reading of its last values, with its extremes. */
+  function bucketReading(b: Bucket, e: EntityKey): HistoryReading {
+    const shape = shapeOf(b.shape);
+    return {
+      kind: e.kind,
+      entity: e.entity,
+      at: b.at,
+      labels: shape.labels,
+      fields: b.fields,
+      ...(shape.unreadable ? { unreadable: shape.unreadable } : {}),
+      bucket: { start: b.start, n: b.n, min: b.min, max: b.max },
+      poll: polls.valueOf(b.poll) ?? '',
+      seen_at: b.seenAt,
+    };
+  }
+  const buckets = createBucketStore(db, shapeOf);
   /** A latest row as a reading; its labels and unreadable map are copies (the shape's stay cached). */
   const toReading = (row: LatestRow): Reading => {
     const shape = shapeOf(row.shape);
@@ -309,8 +316,6 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       ...(shape.unreadable ? { unreadable: { ...shape.unreadable } } : {}),
     };
   };
-  /** A bucket row as a reading of its last values, with the bucket's extremes. */
-  const bucketReading = (row: BucketRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e, row.start);
 
   /**
    * What a save remembers of a reading: the values that say whether a snapshot changed — the shape and every packed
@@ -399,21 +404,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     return (e: EntityKey) => !set || set.has(e.kind);
   };
 
-  function bucketWrite(entity: number, b: Bucket): void {
-    const shape = shapeOf(b.shape);
-    writeBucketValues(w, shape, b);
-    bucketPut.run(entity, b.start, b.at, b.seenAt, b.poll, b.shape, b.n, w.take());
-  }
-
-  function bucketRead(row: BucketRow): Bucket {
-    const shape = shapeOf(row.shape);
-    const r = new Reader(row.vals);
-    const fields = unpackFields(shape, r, row.at);
-    const tail = readBucketTail(r, shape, fields, row.at);
-    return { start: row.start, at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields, ...tail };
-  }
-
-  const downsampleBatch = db.transaction((before: number, limit: number): DownsampleResult => {
+  const downsampleBatch = db.transaction((before: number, limit: number): Omit<DownsampleResult, 'sealed'> => {
     const rows = rawBefore.all(before, limit);
     if (rows.length === 0) return { rows: 0, buckets: 0 };
     const folded = new Map<string, { entity: number; b: Bucket }>();
@@ -425,14 +416,13 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const acc = folded.get(k);
       folded.set(k, { entity: row.entity, b: acc ? mergeBuckets(acc.b, b) : b });
     }
-    for (const { entity, b } of folded.values()) {
-      const stored = bucketGet.get(entity, b.start);
-      bucketWrite(entity, stored ? mergeBuckets(bucketRead(stored), b) : b);
-    }
+    for (const { entity, b } of folded.values()) buckets.fold(entity, b);
     const last = rows[rows.length - 1]!;
     deleteRawThrough.run(before, last.seen_at, last.entity, last.at, last.poll);
     return { rows: rows.length, buckets: folded.size };
   });
+
+  const sealBatch = db.transaction((before: number, limit: number) => buckets.seal(before, limit));
 
   function inTx<T>(fn: () => T): T {
     try {
@@ -474,8 +464,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       if (id === undefined) return undefined;
       const e = { kind, entity };
       const raw = rawAt.get(id, t, asOf);
-      const bucket = bucketAt.get(id, t, t, asOf);
-      if (raw && (!bucket || raw.at > bucket.at || (raw.at === bucket.at && raw.seen_at >= bucket.seen_at))) return plain(rawReading(raw, e));
+      // A bucket that starts before the raw row's own holds only earlier readings.
+      const bucket = buckets.atOrBefore(id, t, asOf, raw ? bucketStart(raw.at) : undefined);
+      if (raw && (!bucket || raw.at > bucket.at || (raw.at === bucket.at && raw.seen_at >= bucket.seenAt))) return plain(rawReading(raw, e));
       return bucket ? plain(bucketReading(bucket, e)) : undefined;
     },
     historyRange: (kind, entity, from, to, asOf = Number.MAX_SAFE_INTEGER) => {
@@ -483,7 +474,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       if (id === undefined) return [];
       const e = { kind, entity };
       const all = [
-        ...bucketRange.all(id, bucketStart(from), to, from, to, asOf).map((row) => bucketReading(row, e)),
+        ...buckets
+          .partsOf(id, bucketStart(from), to)
+          .filter((b) => b.at >= from && b.at <= to && b.seenAt <= asOf)
+          .map((b) => bucketReading(b, e)),
         ...rawRange.all(id, from, to, asOf).map((row) => rawReading(row, e)),
       ].sort((a, b) => a.at - b.at || a.seen_at - b.seen_at);
       // One per time: its last revision.
@@ -512,16 +506,8 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     iterateBuckets: (from, to, opts = {}) => {
       const limit = Math.max(1, opts.pageSize ?? 2000);
       const keep = kindFilter(opts.kinds);
-      const rows = pages<BucketRow>(
-        () => bucketPage.all({ t: from, e: -1, to, limit }),
-        (l) => bucketPage.all({ t: l.start, e: l.entity, to, limit }),
-        limit,
-      );
       return (function* () {
-        for (const row of rows) {
-          const e = entityOf(row.entity);
-          if (keep(e)) yield bucketReading(row, e);
-        }
+        for (const { entity, b } of buckets.iterate(from, to, (id) => keep(entityOf(id)), limit)) yield bucketReading(b, entityOf(entity));
       })();
     },
     entityId,
@@ -529,12 +515,19 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     downsample: (before, opts = {}) => {
       const batch = Math.max(1, opts.batchSize ?? 5000);
       const max = opts.maxRows ?? Infinity;
-      const total: DownsampleResult = { rows: 0, buckets: 0 };
+      const total: DownsampleResult = { rows: 0, buckets: 0, sealed: 0 };
       while (total.rows < max) {
         const done = inTx(() => downsampleBatch(before, Math.min(batch, max - total.rows)));
         total.rows += done.rows;
         total.buckets += done.buckets;
         if (done.rows === 0) break;
+      }
+      // Hours over by SEAL_SLACK_MS: rows stored before `before` whose time is in them are all folded.
+      const sealBefore = chunkStart(before - SEAL_SLACK_MS);
+      while (total.sealed < max) {
+        const n = inTx(() => sealBatch(sealBefore, Math.min(batch, max - total.sealed)));
+        total.sealed += n;
+        if (n === 0) break;
       }
       return total;
     },
@@ -542,10 +535,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const batch = Math.max(1, opts.batchSize ?? 5000);
       const max = opts.maxRows ?? Infinity;
       let total = 0;
-      for (const stmt of [pruneRawBatch, pruneBucketBatch]) {
+      for (const step of [(want: number) => pruneRawBatch.run(olderThan, want).changes, (want: number) => buckets.prune(olderThan, want)]) {
         while (total < max) {
           const want = Math.min(batch, max - total);
-          const n = stmt.run(olderThan, want).changes;
+          const n = step(want);
           total += n;
           if (n < want) break;
         }
@@ -564,8 +557,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const latest: Partial<Record<ReadingKind, number>> = {};
       for (const { kind, n } of countLatest.all()) latest[kind] = n;
       const h = countHistory.get()!;
-      const olds = [h.oldRaw, h.oldBucket].filter((x): x is number => x !== null);
-      return { latest, history: h.n, buckets: h.b, oldestAt: olds.length ? Math.min(...olds) : null, newestAt: h.newest };
+      const b = buckets.counts();
+      const olds = [h.oldRaw, b.oldest].filter((x): x is number => x !== null);
+      return { latest, history: h.n, buckets: b.n, oldestAt: olds.length ? Math.min(...olds) : null, newestAt: h.newest };
     },
   };
 }
@@ -645,4 +639,14 @@ export function createHistoryImporter(db: Database.Database): (row: ImportRow) =
       packed.vals,
     );
   };
+}
+
+/** Seals every bucket of `reading_buckets` that starts before `before` into chunks, `limit` at a time (migration 10); call inside its transaction. */
+export function createBucketSealer(db: Database.Database): (before: number, limit: number) => number {
+  const { shapes } = historyDictionaries(db);
+  return createBucketStore(db, (id) => {
+    const s = shapes.valueOf(id);
+    if (!s) throw new StoreError('E_STORE_INVALID', `bucket points to unknown shape ${id}`);
+    return s;
+  }).seal;
 }

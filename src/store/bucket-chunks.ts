@@ -1,0 +1,115 @@
+/**
+ * The on-disk form of sealed 5-minute buckets: one chunk per entity, hour, poll and shape, holding that hour's buckets
+ * in start order. A chunk is written once and never changed; a bucket whose readings were folded at two times (some
+ * stored late) is in two chunks, and a reader merges them (src/store/buckets.ts, mergeBuckets). The chunk's row keeps
+ * the entity, the first bucket's start, the poll and the shape; the chunk itself, per bucket: the start as the count of
+ * buckets since the previous one, the last reading's time from the start and its storage time from that, then the
+ * bucket's values as {@link writeBucketValues} packs them. Pure: no database here.
+ */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { BUCKET_MS, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
+import { Reader, unpackFields, Writer, type Shape } from './codec.js';
+
+/** Width of the time a chunk covers, ms: all its buckets start within one such aligned span. */
+export const CHUNK_MS = 3_600_000;
+
+/** The start of the span holding time `t`. */
+export const chunkStart = (t: number): number => Math.floor(t / CHUNK_MS) * CHUNK_MS;
+
+/** The first byte of a chunk: how the rest is stored. */
+const PLAIN = 0;
+const DEFLATED = 1;
+
+const zig = (v: number): number => (v >= 0 ? v * 2 : -v * 2 - 1);
+const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+
+/**
+ * Packs buckets of one entity, poll and shape (sorted by start, distinct starts, all within one {@link CHUNK_MS}
+ * span) as a chunk whose first bucket starts at `buckets[0].start` (the row's column): the count, then every bucket's
+ * times (so they are read without the shape), then every bucket's values. Deflated when that is smaller.
+ */
+export function encodeChunk(shape: Shape, buckets: readonly Bucket[]): Buffer {
+  const w = new Writer();
+  w.byte(PLAIN);
+  w.varint(buckets.length);
+  const first = buckets[0]!.start;
+  let prev = first;
+  for (const b of buckets) {
+    if (b.start < prev || (b.start === prev && b !== buckets[0]) || chunkStart(b.start) !== chunkStart(first)) {
+      throw new RangeError(`bucket ${b.start} out of its chunk's order or span`);
+    }
+    w.varint((b.start - prev) / BUCKET_MS);
+    prev = b.start;
+    w.varint(zig(b.at - b.start));
+    w.varint(zig(b.seenAt - b.at));
+  }
+  for (const b of buckets) writeBucketValues(w, shape, b);
+  const plain = w.take();
+  const packed = deflateRawSync(plain.subarray(1));
+  if (packed.length + 1 >= plain.length) return plain;
+  return Buffer.concat([Buffer.of(DEFLATED), packed]);
+}
+
+/** A chunk being read: every bucket's times, and its values read one bucket at a time ({@link nextBucket}). */
+export interface OpenChunk {
+  starts: number[];
+  ats: number[];
+  seens: number[];
+  /** The index of the bucket {@link nextBucket} reads next. */
+  next: number;
+  values: Reader;
+}
+
+/** Opens a chunk (see {@link encodeChunk}) whose row says its first bucket starts at `first`: its times read. */
+export function openChunk(data: Uint8Array, first: number): OpenChunk {
+  if (data.length === 0) throw new RangeError('empty bucket chunk');
+  const body = data[0] === DEFLATED ? inflateRawSync(data.subarray(1)) : data[0] === PLAIN ? data.subarray(1) : null;
+  if (!body) throw new RangeError(`bucket chunk of unknown form ${data[0]}`);
+  const r = new Reader(body);
+  const count = r.varint();
+  const c: OpenChunk = { starts: new Array(count), ats: new Array(count), seens: new Array(count), next: 0, values: r };
+  let start = first;
+  for (let i = 0; i < count; i++) {
+    start += r.varint() * BUCKET_MS;
+    c.starts[i] = start;
+    c.ats[i] = start + unzig(r.varint());
+    c.seens[i] = c.ats[i]! + unzig(r.varint());
+  }
+  return c;
+}
+
+/** Reads the chunk's next bucket; `poll`, `shapeId` and `shape` are its row's. */
+export function nextBucket(c: OpenChunk, poll: number, shapeId: number, shape: Shape): Bucket {
+  const i = c.next++;
+  if (i >= c.starts.length) throw new RangeError('bucket chunk read past its last bucket');
+  const at = c.ats[i]!;
+  const fields = unpackFields(shape, c.values, at);
+  return { start: c.starts[i]!, at, seenAt: c.seens[i]!, poll, shape: shapeId, fields, ...readBucketTail(c.values, shape, fields, at) };
+}
+
+/** Every bucket of a chunk. */
+export function decodeChunk(data: Uint8Array, first: number, poll: number, shapeId: number, shape: Shape): Bucket[] {
+  const c = openChunk(data, first);
+  const out = c.starts.map(() => nextBucket(c, poll, shapeId, shape));
+  if (!c.values.done) throw new RangeError('bucket chunk has bytes past its last bucket');
+  return out;
+}
+
+/**
+ * Splits one entity's buckets (sorted by start) into the runs that make chunks: a new run where the span, the poll or
+ * the shape changes.
+ */
+export function chunkRuns(buckets: readonly Bucket[]): Bucket[][] {
+  const runs: Bucket[][] = [];
+  let run: Bucket[] = [];
+  for (const b of buckets) {
+    const head = run[0];
+    if (head && (chunkStart(head.start) !== chunkStart(b.start) || head.poll !== b.poll || head.shape !== b.shape)) {
+      runs.push(run);
+      run = [];
+    }
+    run.push(b);
+  }
+  if (run.length) runs.push(run);
+  return runs;
+}

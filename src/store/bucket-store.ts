@@ -1,0 +1,269 @@
+/**
+ * Where 5-minute buckets live: `reading_buckets`, one row per entity and bucket, for the buckets still being folded
+ * into (the last hour or so), and `reading_bucket_chunks`, one immutable chunk per entity and hour (and poll and shape)
+ * for the sealed ones (src/store/bucket-chunks.ts). A bucket can have parts in both, or in two chunks (rows stored
+ * late are folded after its hour was sealed): every read here merges a bucket's parts (mergeBuckets) before it answers,
+ * so callers see one bucket per entity and start, as when each was one row.
+ */
+import type Database from 'better-sqlite3';
+import { chunkRuns, chunkStart, CHUNK_MS, encodeChunk, nextBucket, openChunk, type OpenChunk } from './bucket-chunks.js';
+import { BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
+import { Reader, unpackFields, Writer, type Shape } from './codec.js';
+
+interface StagedRow {
+  start: number;
+  entity: number;
+  at: number;
+  seen_at: number;
+  poll: number;
+  shape: number;
+  vals: Buffer;
+}
+interface ChunkRow {
+  id: number;
+  start: number;
+  entity: number;
+  poll: number;
+  shape: number;
+  data: Buffer;
+}
+
+const stagedCols = `start, entity, at, seen_at, poll, shape, vals`;
+const chunkCols = `id, start, entity, poll, shape, data`;
+const LOWEST = Number.MIN_SAFE_INTEGER;
+
+/** Adds `b` to the buckets by start, merged with a part of the same start already there. */
+function addPart(byStart: Map<number, Bucket>, b: Bucket): void {
+  const acc = byStart.get(b.start);
+  byStart.set(b.start, acc ? mergeBuckets(acc, b) : b);
+}
+
+/** The smallest `at` > t of a bucket of `entity` that starts after t − 5 minutes (merged parts), or undefined. Needs no shapes. */
+export function createBucketNextAt(db: Database.Database): (entity: number, t: number) => number | undefined {
+  const chunks = db.prepare<[number, number, number], { start: number; data: Buffer }>(
+    `SELECT start, data FROM reading_bucket_chunks WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY start, id`,
+  );
+  const staged = db.prepare<[number, number, number], { start: number; at: number }>(
+    `SELECT start, at FROM reading_buckets WHERE entity = ? AND start BETWEEN ? AND ?`,
+  );
+  const later = db.prepare<[number, number, number, number], { t: number | null }>(
+    `SELECT min(t) AS t FROM (SELECT min(start) AS t FROM reading_bucket_chunks WHERE entity = ? AND start > ?
+     UNION ALL SELECT min(start) FROM reading_buckets WHERE entity = ? AND start > ?)`,
+  );
+  return (entity, t) => {
+    // A merged bucket's time is its latest part's; within one hour, a later start means a later time.
+    for (let lo: number | null = t - BUCKET_MS + 1; lo !== null; ) {
+      const hi: number = chunkStart(lo) + CHUNK_MS - 1;
+      const at = new Map<number, number>();
+      const put = (start: number, a: number) => {
+        if (start >= lo! && start <= hi) at.set(start, Math.max(a, at.get(start) ?? a));
+      };
+      for (const row of chunks.all(entity, chunkStart(lo), hi)) {
+        const c = openChunk(row.data, row.start);
+        c.starts.forEach((s, i) => put(s, c.ats[i]!));
+      }
+      for (const row of staged.all(entity, lo, hi)) put(row.start, row.at);
+      const found = [...at].filter(([, a]) => a > t).sort(([a], [b]) => a - b)[0];
+      if (found) return found[1];
+      lo = later.get(entity, hi, entity, hi)?.t ?? null;
+    }
+    return undefined;
+  };
+}
+
+/** The bucket tables of an open, migrated database; `shapeOf` gives a shape id's shape. */
+export function createBucketStore(db: Database.Database, shapeOf: (id: number) => Shape) {
+  const w = new Writer();
+  const stagedGet = db.prepare<[number, number], StagedRow>(`SELECT ${stagedCols} FROM reading_buckets WHERE entity = ? AND start = ?`);
+  const stagedPut = db.prepare(
+    `INSERT OR REPLACE INTO reading_buckets (entity, start, at, seen_at, poll, shape, n, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const stagedOf = db.prepare<[number, number, number], StagedRow>(
+    `SELECT ${stagedCols} FROM reading_buckets WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY start`,
+  );
+  const chunksOf = db.prepare<[number, number, number], ChunkRow>(
+    `SELECT ${chunkCols} FROM reading_bucket_chunks WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY start, id`,
+  );
+  const earlier = db.prepare<[number, number, number, number], { c: number | null; s: number | null }>(
+    `SELECT (SELECT max(start) FROM reading_bucket_chunks WHERE entity = ? AND start < ?) AS c,
+            (SELECT max(start) FROM reading_buckets WHERE entity = ? AND start < ?) AS s`,
+  );
+  const firstFrom = db.prepare<[number, number], { t: number | null }>(
+    `SELECT min(t) AS t FROM (SELECT min(start) AS t FROM reading_bucket_chunks WHERE start >= ? UNION ALL SELECT min(start) FROM reading_buckets WHERE start >= ?)`,
+  );
+  const hourChunks = db.prepare<{ from: number; to: number; e: number; id: number; limit: number }, ChunkRow>(
+    `SELECT ${chunkCols} FROM reading_bucket_chunks WHERE start BETWEEN @from AND @to AND (entity, id) > (@e, @id)
+     ORDER BY entity, id LIMIT @limit`,
+  );
+  const stagedAt = db.prepare<{ start: number; e: number; limit: number }, StagedRow>(
+    `SELECT ${stagedCols} FROM reading_buckets WHERE start = @start AND entity > @e ORDER BY entity LIMIT @limit`,
+  );
+  const toSeal = db.prepare<{ before: number; e: number; limit: number }, StagedRow>(
+    `SELECT ${stagedCols} FROM reading_buckets WHERE entity > @e AND start < @before ORDER BY entity, start LIMIT @limit`,
+  );
+  const stagedDelete = db.prepare<[number, number]>(`DELETE FROM reading_buckets WHERE start = ? AND entity = ?`);
+  const chunkPut = db.prepare<[number, number, number, number, number, Buffer]>(
+    `INSERT INTO reading_bucket_chunks (start, entity, poll, shape, n, data) VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const pruneStaged = db.prepare<[number, number]>(
+    `DELETE FROM reading_buckets WHERE (entity, start) IN (SELECT entity, start FROM reading_buckets WHERE start < ? ORDER BY start LIMIT ?)`,
+  );
+  const pruneChunks = db.prepare<[number, number]>(
+    `DELETE FROM reading_bucket_chunks WHERE id IN (SELECT id FROM reading_bucket_chunks WHERE start < ? ORDER BY start LIMIT ?)`,
+  );
+  const counts = db.prepare<[], { n: number }>(
+    `SELECT (SELECT count(*) FROM reading_buckets) + (SELECT coalesce(sum(n), 0) FROM reading_bucket_chunks) AS n`,
+  );
+  const oldestOf = db.prepare<[], { a: number | null; b: number | null }>(
+    `SELECT (SELECT min(start) FROM reading_buckets) AS a, (SELECT min(start) FROM reading_bucket_chunks) AS b`,
+  );
+
+  function stagedRead(row: StagedRow): Bucket {
+    const shape = shapeOf(row.shape);
+    const r = new Reader(row.vals);
+    const fields = unpackFields(shape, r, row.at);
+    return { start: row.start, at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields, ...readBucketTail(r, shape, fields, row.at) };
+  }
+  const chunkOpen = (row: ChunkRow) => openChunk(row.data, row.start);
+  const chunkNext = (row: ChunkRow, c: OpenChunk) => nextBucket(c, row.poll, row.shape, shapeOf(row.shape));
+
+  /** The entity's buckets with lo ≤ start ≤ hi, each with its parts merged, by start. */
+  function partsOf(entity: number, lo: number, hi: number): Bucket[] {
+    const byStart = new Map<number, Bucket>();
+    for (const row of chunksOf.all(entity, chunkStart(lo), hi)) {
+      const c = chunkOpen(row);
+      for (const s of c.starts) {
+        const b = chunkNext(row, c);
+        if (s >= lo && s <= hi) addPart(byStart, b);
+      }
+    }
+    for (const row of stagedOf.all(entity, lo, hi)) addPart(byStart, stagedRead(row));
+    return [...byStart.values()].sort((a, b) => a.start - b.start);
+  }
+
+  /** The entity's newest bucket with lowest ≤ start ≤ t, at ≤ t and seenAt ≤ asOf, or undefined: an hour at a time, back. */
+  function atOrBefore(entity: number, t: number, asOf: number, lowest = LOWEST): Bucket | undefined {
+    for (let hi = t; hi >= lowest; ) {
+      const hour = chunkStart(hi);
+      const found = partsOf(entity, Math.max(lowest, hour), hi).findLast((b) => b.at <= t && b.seenAt <= asOf);
+      if (found) return found;
+      const prev = earlier.get(entity, hour, entity, hour)!;
+      if (prev.c === null && prev.s === null) return undefined;
+      hi = Math.max(prev.c === null ? LOWEST : chunkStart(prev.c) + CHUNK_MS - 1, prev.s ?? LOWEST);
+    }
+    return undefined;
+  }
+
+  /** Every bucket with from ≤ start ≤ to of the entities `keep` takes, by start then entity; an hour's chunks in memory at a time. */
+  function* iterate(from: number, to: number, keep: (entity: number) => boolean, pageSize: number): Generator<{ entity: number; b: Bucket }> {
+    for (let hour = chunkStart(from); hour <= to; hour += CHUNK_MS) {
+      const next = firstFrom.get(hour, hour)?.t;
+      if (next === null || next === undefined) return;
+      hour = chunkStart(next);
+      if (hour > to) return;
+      // The hour's chunks, opened (their values read a bucket at a time below), by entity then age.
+      const open: Array<{ row: ChunkRow; c: OpenChunk }> = [];
+      for (let page = hourChunks.all({ from: hour, to: hour + CHUNK_MS - 1, e: -1, id: -1, limit: pageSize }); page.length > 0; ) {
+        for (const row of page) if (keep(row.entity)) open.push({ row, c: chunkOpen(row) });
+        if (page.length < pageSize) break;
+        const last = page[page.length - 1]!;
+        page = hourChunks.all({ from: hour, to: hour + CHUNK_MS - 1, e: last.entity, id: last.id, limit: pageSize });
+      }
+      const first = Math.max(hour, Math.ceil(from / BUCKET_MS) * BUCKET_MS);
+      for (let start = first; start < hour + CHUNK_MS && start <= to; start += BUCKET_MS) {
+        // Chunk parts of this start, by entity (a chunk's buckets before `from` are read past).
+        const parts: Array<{ entity: number; b: Bucket }> = [];
+        for (const { row, c } of open) {
+          while (c.next < c.starts.length && c.starts[c.next]! < start) chunkNext(row, c);
+          if (c.starts[c.next] === start) parts.push({ entity: row.entity, b: chunkNext(row, c) });
+        }
+        let i = 0;
+        let pending: { entity: number; b: Bucket } | undefined;
+        const take = function* (item: { entity: number; b: Bucket }) {
+          if (pending && pending.entity === item.entity) pending = { entity: item.entity, b: mergeBuckets(pending.b, item.b) };
+          else {
+            if (pending) yield pending;
+            pending = item;
+          }
+        };
+        // Merged with this start's staged parts, by entity, a page at a time.
+        for (let page = stagedAt.all({ start, e: -1, limit: pageSize }); ; ) {
+          for (const row of page) {
+            if (!keep(row.entity)) continue;
+            while (i < parts.length && parts[i]!.entity <= row.entity) yield* take(parts[i++]!);
+            yield* take({ entity: row.entity, b: stagedRead(row) });
+          }
+          if (page.length < pageSize) break;
+          page = stagedAt.all({ start, e: page[page.length - 1]!.entity, limit: pageSize });
+        }
+        while (i < parts.length) yield* take(parts[i++]!);
+        if (pending) yield pending;
+      }
+    }
+  }
+
+  /** Folds `b` into the entity's staged bucket of its start (or stages it); returns nothing. */
+  function fold(entity: number, b: Bucket): void {
+    const stored = stagedGet.get(entity, b.start);
+    const m = stored ? mergeBuckets(stagedRead(stored), b) : b;
+    writeBucketValues(w, shapeOf(m.shape), m);
+    stagedPut.run(entity, m.start, m.at, m.seenAt, m.poll, m.shape, m.n, w.take());
+  }
+
+  let sealAfter = -1;
+  /**
+   * Seals up to about `limit` staged buckets that start before `before` (an hour's start) into chunks, an entity's
+   * hour whole where the page allows; returns the buckets sealed (0: none left). Call inside a transaction.
+   */
+  function seal(before: number, limit: number): number {
+    let rows = toSeal.all({ before, e: sealAfter, limit });
+    if (rows.length === 0 && sealAfter !== -1) {
+      sealAfter = -1;
+      rows = toSeal.all({ before, e: sealAfter, limit });
+    }
+    if (rows.length === 0) return 0;
+    if (rows.length === limit) {
+      // The page's last entity-hour may go on past it: left for the next page, unless it is all there is.
+      const last = rows[rows.length - 1]!;
+      let cut = rows.length;
+      while (cut > 0 && rows[cut - 1]!.entity === last.entity && chunkStart(rows[cut - 1]!.start) === chunkStart(last.start)) cut--;
+      if (cut > 0) rows = rows.slice(0, cut);
+      sealAfter = rows[rows.length - 1]!.entity - 1;
+    } else sealAfter = -1;
+    for (let i = 0; i < rows.length; ) {
+      const entity = rows[i]!.entity;
+      const mine: Bucket[] = [];
+      for (; i < rows.length && rows[i]!.entity === entity; i++) mine.push(stagedRead(rows[i]!));
+      for (const run of chunkRuns(mine)) {
+        const head = run[0]!;
+        chunkPut.run(head.start, entity, head.poll, head.shape, run.length, encodeChunk(shapeOf(head.shape), run));
+        for (const b of run) stagedDelete.run(b.start, entity);
+      }
+    }
+    return rows.length;
+  }
+
+  /** Deletes up to `limit` staged buckets, then chunks, that start before `olderThan` (chunks by whole hours); returns the rows deleted. */
+  function prune(olderThan: number, limit: number): number {
+    const staged = pruneStaged.run(olderThan, limit).changes;
+    return staged + (staged < limit ? pruneChunks.run(chunkStart(olderThan), limit - staged).changes : 0);
+  }
+
+  return {
+    partsOf,
+    atOrBefore,
+    iterate,
+    fold,
+    seal,
+    prune,
+    /** Buckets (a bucket with parts in two places counts twice) and the oldest start, null when there is none. */
+    counts: () => {
+      const c = counts.get()!;
+      const o = oldestOf.get()!;
+      const olds = [o.a, o.b].filter((x): x is number => x !== null);
+      return { n: c.n, oldest: olds.length ? Math.min(...olds) : null };
+    },
+  };
+}
+
+export type BucketStore = ReturnType<typeof createBucketStore>;
