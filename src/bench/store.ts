@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import type { Reading } from '../model.js';
 import { openStore, type Store } from '../store/index.js';
 import { BUCKET_MS } from '../store/buckets.js';
+import { chunkStart, CHUNK_MS } from '../store/bucket-chunks.js';
 import { MARKETS, POLL_INTERVAL_MS, marketsPoll, type Bench, type BenchContext } from './context.js';
 import { summarize, timePair } from './stats.js';
 
@@ -169,7 +170,7 @@ async function replay(ctx: BenchContext): Promise<void> {
         `${perRow.toFixed(0)} bytes per history row with its indexes; the bare one-table DB of the same readings is ${mb(bareBytes)}. ` +
         `Extrapolated, not measured (×${(perDay / history).toFixed(0)}): ${(perDay / 1e6).toFixed(1)} M rows and ${((perDay * perRow) / 1e9).toFixed(0)} GB a day at 10,000 markets every 30 s ` +
         `when every market's row changes every poll (the simulator's case). With the defaults (raw_retention 2d, then 5-minute buckets of ` +
-        `${perBucket.toFixed(0)} bytes each with their index, measured on ${BUCKET_POLLS} polls of ${BUCKET_MARKETS.toLocaleString('en-US')} markets whose every value moves): ` +
+        `${perBucket.toFixed(0)} bytes each with their index, measured on an hour (${BUCKET_POLLS} polls) of ${BUCKET_MARKETS.toLocaleString('en-US')} markets whose every value moves, sealed in hourly chunks): ` +
         `${gb30.toFixed(1)} GB for 30 days (all raw it would be ${((30 * perDay * perRow) / 1e9).toFixed(0)} GB).`,
     );
   } finally {
@@ -179,18 +180,26 @@ async function replay(ctx: BenchContext): Promise<void> {
 }
 
 const RAW_DAYS = 2;
-const BUCKET_POLLS = 20;
-const BUCKET_MARKETS = 2_000;
+/** One hour of polls: sealed buckets are stored an hour (twelve buckets) of an entity to a chunk, as 30 days of them are. */
+const BUCKET_POLLS = CHUNK_MS / POLL_INTERVAL_MS;
+const BUCKET_MARKETS = 500;
 
-/** Bytes on disk per 5-minute bucket (with its index): polls of moving values through savePoll, then folded. */
+/** Bytes on disk per 5-minute bucket (with its index): an hour of polls of moving values through savePoll, then folded and sealed. */
 function bucketBytes(dir: string, base: readonly Reading[]): number {
   const store = openStore(join(dir, 'buckets.db'));
   try {
     const some = base.slice(0, BUCKET_MARKETS);
-    for (let i = 0; i < BUCKET_POLLS; i++) store.readings.savePoll('markets', shifted(some, (i + 1) * POLL_INTERVAL_MS), Date.now() + i);
+    // The polls of one clock hour (15 s past each half minute), each stored 5 s after its readings' time.
+    const at0 = Math.max(...some.map((r) => r.at));
+    const first = chunkStart(at0) + CHUNK_MS + 15_000;
+    for (let i = 0; i < BUCKET_POLLS; i++) {
+      const t = first + i * POLL_INTERVAL_MS;
+      store.readings.savePoll('markets', shifted(some, t - at0), t + 5_000);
+    }
     store.readings.downsample(Number.MAX_SAFE_INTEGER);
     const n = store.readings.counts().buckets;
-    const bytes = tableBytes(store.db).filter((t) => t.name.startsWith('reading_buckets')).reduce((sum, t) => sum + t.bytes, 0);
+    // Sealed chunks and their indexes (the table of buckets still being folded is empty once all are sealed).
+    const bytes = tableBytes(store.db).filter((t) => t.name.startsWith('reading_bucket')).reduce((sum, t) => sum + t.bytes, 0);
     return bytes / n;
   } finally {
     store.close();

@@ -4,10 +4,10 @@
  * stored late) is in two chunks, and a reader merges them (src/store/buckets.ts, mergeBuckets). The chunk's row keeps
  * the entity, the first bucket's start, the poll and the shape; the chunk itself, per bucket: the start as the count of
  * buckets since the previous one, the last reading's time from the start and its storage time from that, then the
- * bucket's values as {@link writeBucketValues} packs them. Pure: no database here.
+ * bucket's values as writeBucketValues (src/store/buckets.ts) packs them. Pure: no database here.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { BUCKET_MS, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
+import { BUCKET_MS, readBucketTail, type Bucket } from './buckets.js';
 import { Reader, unpackFields, Writer, type Shape } from './codec.js';
 
 /** Width of the time a chunk covers, ms: all its buckets start within one such aligned span. */
@@ -23,12 +23,21 @@ const DEFLATED = 1;
 const zig = (v: number): number => (v >= 0 ? v * 2 : -v * 2 - 1);
 const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
+/** A bucket as a chunk takes it: its times, and its values as writeBucketValues packed them (a staged row's). */
+export interface PackedBucket {
+  start: number;
+  at: number;
+  seenAt: number;
+  vals: Uint8Array;
+}
+
 /**
  * Packs buckets of one entity, poll and shape (sorted by start, distinct starts, all within one {@link CHUNK_MS}
  * span) as a chunk whose first bucket starts at `buckets[0].start` (the row's column): the count, then every bucket's
- * times (so they are read without the shape), then every bucket's values. Deflated when that is smaller.
+ * times (so they are read without the shape), then every bucket's values. Deflated when that is smaller. The values
+ * are copied as they are: sealing a bucket decodes nothing.
  */
-export function encodeChunk(shape: Shape, buckets: readonly Bucket[]): Buffer {
+export function encodeChunk(buckets: readonly PackedBucket[]): Buffer {
   const w = new Writer();
   w.byte(PLAIN);
   w.varint(buckets.length);
@@ -43,7 +52,7 @@ export function encodeChunk(shape: Shape, buckets: readonly Bucket[]): Buffer {
     w.varint(zig(b.at - b.start));
     w.varint(zig(b.seenAt - b.at));
   }
-  for (const b of buckets) writeBucketValues(w, shape, b);
+  for (const b of buckets) w.bytes(b.vals);
   const plain = w.take();
   const packed = deflateRawSync(plain.subarray(1));
   if (packed.length + 1 >= plain.length) return plain;
@@ -99,9 +108,9 @@ export function decodeChunk(data: Uint8Array, first: number, poll: number, shape
  * Splits one entity's buckets (sorted by start) into the runs that make chunks: a new run where the span, the poll or
  * the shape changes.
  */
-export function chunkRuns(buckets: readonly Bucket[]): Bucket[][] {
-  const runs: Bucket[][] = [];
-  let run: Bucket[] = [];
+export function chunkRuns<B extends { start: number; poll: number; shape: number }>(buckets: readonly B[]): B[][] {
+  const runs: B[][] = [];
+  let run: B[] = [];
   for (const b of buckets) {
     const head = run[0];
     if (head && (chunkStart(head.start) !== chunkStart(b.start) || head.poll !== b.poll || head.shape !== b.shape)) {

@@ -232,11 +232,11 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
     } else sealAfter = -1;
     for (let i = 0; i < rows.length; ) {
       const entity = rows[i]!.entity;
-      const mine: Bucket[] = [];
-      for (; i < rows.length && rows[i]!.entity === entity; i++) mine.push(stagedRead(rows[i]!));
+      const mine: StagedRow[] = [];
+      for (; i < rows.length && rows[i]!.entity === entity; i++) mine.push(rows[i]!);
       for (const run of chunkRuns(mine)) {
         const head = run[0]!;
-        chunkPut.run(head.start, entity, head.poll, head.shape, run.length, encodeChunk(shapeOf(head.shape), run));
+        chunkPut.run(head.start, entity, head.poll, head.shape, run.length, encodeChunk(run.map((r) => ({ start: r.start, at: r.at, seenAt: r.seen_at, vals: r.vals }))));
         for (const b of run) stagedDelete.run(b.start, entity);
       }
     }
