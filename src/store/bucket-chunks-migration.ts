@@ -20,7 +20,7 @@ CREATE TABLE reading_bucket_chunks (
   entity INTEGER NOT NULL,
   poll INTEGER NOT NULL,
   shape INTEGER NOT NULL,
-  n INTEGER NOT NULL,
+  n INTEGER NOT NULL, -- its buckets that no earlier chunk of the entity and hour has
   data BLOB NOT NULL
 );
 CREATE INDEX reading_bucket_chunks_start ON reading_bucket_chunks (start, entity);

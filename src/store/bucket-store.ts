@@ -236,7 +236,11 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
       for (; i < rows.length && rows[i]!.entity === entity; i++) mine.push(rows[i]!);
       for (const run of chunkRuns(mine)) {
         const head = run[0]!;
-        chunkPut.run(head.start, entity, head.poll, head.shape, run.length, encodeChunk(run.map((r) => ({ start: r.start, at: r.at, seenAt: r.seen_at, vals: r.vals }))));
+        // Counted once: a start some chunk of the hour already has is a second part of that bucket (rows stored late).
+        const hour = chunkStart(head.start);
+        const had = new Set(chunksOf.all(entity, hour, hour + CHUNK_MS - 1).flatMap((row) => chunkOpen(row).starts));
+        const fresh = run.filter((r) => !had.has(r.start)).length;
+        chunkPut.run(head.start, entity, head.poll, head.shape, fresh, encodeChunk(run.map((r) => ({ start: r.start, at: r.at, seenAt: r.seen_at, vals: r.vals }))));
         for (const b of run) stagedDelete.run(b.start, entity);
       }
     }
@@ -256,7 +260,10 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
     fold,
     seal,
     prune,
-    /** Buckets (a bucket with parts in two places counts twice) and the oldest start, null when there is none. */
+    /**
+     * Buckets and the oldest start, null when there is none. A chunk counts the buckets no earlier chunk of its hour
+     * has; a staged part of a bucket also sealed counts apart until it is sealed (within the downsample that folded it).
+     */
     counts: () => {
       const c = counts.get()!;
       const o = oldestOf.get()!;
