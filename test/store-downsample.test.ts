@@ -10,7 +10,8 @@ import type { Reading } from '../src/model.js';
 import { bucketOf, BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues, type BucketInput } from '../src/store/buckets.js';
 import { isPacked, packReading, Reader, unpackFields, Writer, type Shape } from '../src/store/codec.js';
 import type { Store } from '../src/store/index.js';
-import { defaults, market, MIN, rule, tempDirs, tempStore } from './alerts-helpers.js';
+import { createHistoryChanges } from '../src/store/history-changes.js';
+import { defaults, HOUR, market, MIN, rule, tempDirs, tempStore } from './alerts-helpers.js';
 
 const DAY = 86_400_000;
 // Bucket-aligned start; polls at 30 s past each minute, so a raw reading never falls on a bucket boundary (a bucket is
@@ -95,6 +96,11 @@ describe('a week stored, the five days past raw_retention folded into buckets', 
     expect(counts.history).toBe(((END - CUTOFF) / MIN) * ENTITIES.length);
     expect(counts.buckets).toBe(((CUTOFF - T0) / BUCKET_MS) * ENTITIES.length);
     expect(folded.readings.rawSince()).toBe(CUTOFF + 30_000);
+    // Sealed: one chunk per entity and hour, but for the last hour (its rows stored late could still come).
+    const n = (sql: string) => (folded.db.prepare(sql).get() as { n: number }).n;
+    expect(n(`SELECT count(*) AS n FROM reading_bucket_chunks`)).toBe(((CUTOFF - HOUR - T0) / HOUR) * ENTITIES.length);
+    expect(n(`SELECT count(*) AS n FROM reading_buckets`)).toBe((HOUR / BUCKET_MS) * ENTITIES.length);
+    expect(n(`SELECT min(start) AS n FROM reading_buckets`)).toBe(CUTOFF - HOUR);
   });
 
   it("each bucket holds its last reading and the lowest and highest of every numeric field, exactly as sent", () => {
@@ -179,6 +185,103 @@ describe('the backtest over raw and bucketed history', () => {
     expect(spike(raw).map((r) => [r.fired_at - SPIKE.bucket, r.resolved_at! - SPIKE.bucket, r.peak])).toEqual([[30_000, 90_000, 0.97]]);
     // Buckets: fired at the bucket's end on its maximum, resolved at the next bucket's end.
     expect(spike(folded).map((r) => [r.fired_at - SPIKE.bucket, r.resolved_at! - SPIKE.bucket, r.peak])).toEqual([[BUCKET_MS, 2 * BUCKET_MS, 0.97]]);
+  });
+});
+
+describe('buckets sealed in hourly chunks, a bucket folded in two parts', () => {
+  // Three hours of two markets and a position, a reading a minute; rows with times in the first hour's buckets stored
+  // late (after that hour was sealed: a second chunk); a shape change in the third hour (two chunks of that hour).
+  const H = Date.UTC(2025, 2, 3, 8);
+  const LATE_AT = H + 2 * HOUR + 30 * MIN;
+  const SHAPE_AT = H + 2 * HOUR + 47 * MIN;
+  const late = [H + 7 * MIN + 10_000, H + 20 * MIN + 50_000, H + 59 * MIN + 10_000]; // none the last of its bucket
+  const position = (t: number): Reading => ({ kind: 'position', entity: 'p1', at: t, labels: { wallet: '0xw' }, fields: { value_usd: Math.round(rand(9, t) * 1e6) / 100, balance: `${Math.floor(rand(8, t) * 1e9)}00000` } });
+  function fill(store: Store): void {
+    for (let t = H + 30_000; t < H + 3 * HOUR; t += MIN) {
+      if (t > LATE_AT && t - MIN <= LATE_AT) store.readings.savePoll('late', late.map((at) => market('m1', at, { utilization: 0.999, note: 'late' })), LATE_AT);
+      const note = t >= SHAPE_AT ? 'changed' : null;
+      store.readings.savePoll('markets', [market('m1', t, { utilization: utilization(0, t), note }), market('m2', t, { utilization: utilization(1, t), note }), position(t)], t + 5_000);
+    }
+  }
+  let stepped: Store;
+  let once: Store;
+  beforeAll(() => {
+    stepped = tempStore(dirs, 'stepped.db');
+    once = tempStore(dirs, 'once.db');
+    fill(stepped);
+    fill(once);
+    // The first hour sealed before its late rows are stored; they are folded and sealed later, into a second chunk.
+    expect(stepped.readings.downsample(H + HOUR + 30 * MIN).sealed).toBe(12 * 3);
+    expect(stepped.readings.downsample(H + 3 * HOUR + 30 * MIN, { batchSize: 12 }).sealed).toBe(24 * 3 + late.length);
+    once.readings.downsample(H + 3 * HOUR + 30 * MIN);
+  });
+  afterAll(() => {
+    stepped.close();
+    once.close();
+  });
+  const chunks = (store: Store, from: number) =>
+    (store.db.prepare(`SELECT count(*) AS n FROM reading_bucket_chunks WHERE entity = ? AND start >= ? AND start < ?`).get(store.readings.entityId('market', 'm1'), from, from + HOUR) as { n: number }).n;
+
+  it('writes a chunk per entity and hour, another for the late rows, another where the shape changed', () => {
+    expect([chunks(once, H), chunks(once, H + HOUR), chunks(once, H + 2 * HOUR)]).toEqual([1, 1, 2]);
+    expect([chunks(stepped, H), chunks(stepped, H + HOUR), chunks(stepped, H + 2 * HOUR)]).toEqual([2, 1, 2]);
+    expect((stepped.db.prepare(`SELECT count(*) AS n FROM reading_buckets`).get() as { n: number }).n).toBe(0);
+    // A bucket in two chunks counts once.
+    expect(stepped.readings.counts()).toEqual(once.readings.counts());
+    expect(stepped.readings.counts().buckets).toBe(36 * 3);
+  });
+
+  it('answers every read as if each bucket had been folded at once: the parts merged', () => {
+    const all = (store: Store, pageSize?: number) => [...store.readings.iterateBuckets(0, Number.MAX_SAFE_INTEGER, { pageSize })];
+    const want = all(once);
+    expect(want).toHaveLength(36 * 3);
+    // The late rows are in: the first hour's buckets of m1 hold their extreme.
+    expect(want.filter((r) => r.entity === 'm1' && r.bucket!.max.utilization === 0.999).map((r) => r.bucket!.start - H)).toEqual([5 * MIN, 20 * MIN, 55 * MIN]);
+    expect(all(stepped)).toEqual(want);
+    expect(all(stepped, 1)).toEqual(want);
+    expect(all(stepped, 2)).toEqual(want);
+    expect([...stepped.readings.iterateBuckets(H + 20 * MIN, H + HOUR + 4 * MIN, { kinds: ['position'] })].map((r) => (r.bucket!.start - H) / MIN)).toEqual([20, 25, 30, 35, 40, 45, 50, 55, 60]);
+    expect([...stepped.readings.iterateBuckets(H + 20 * MIN + 1, H + HOUR - 1)].map((r) => r.bucket!.start)).toEqual(want.filter((r) => r.bucket!.start > H + 20 * MIN && r.bucket!.start < H + HOUR).map((r) => r.bucket!.start));
+    const changes = (store: Store) => createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+    const [a, b] = [changes(stepped), changes(once)];
+    // What a point read must say, from the buckets as listed (another path through the chunks).
+    const plain = (r: (typeof want)[number]) => {
+      const { poll: _poll, seen_at: _seen, ...rest } = r;
+      return rest;
+    };
+    const newest = (entity: string, t: number, asOf = Number.MAX_SAFE_INTEGER) => want.filter((r) => r.entity === entity && r.bucket!.start <= t && r.at <= t && r.seen_at <= asOf).at(-1);
+    const nextAt = (entity: string, t: number) => want.find((r) => r.entity === entity && r.bucket!.start > t - BUCKET_MS && r.at > t)?.at;
+    for (let t = H - 6 * MIN; t <= H + 3 * HOUR + 6 * MIN; t += 10_000) {
+      for (const [kind, entity] of [['market', 'm1'], ['market', 'm2'], ['position', 'p1']] as const) {
+        for (const asOf of [undefined, LATE_AT - 1, LATE_AT, H + 40 * MIN]) {
+          expect(stepped.readings.historyAt(kind, entity, t, asOf), `${entity} ${t - H} ${asOf}`).toEqual(once.readings.historyAt(kind, entity, t, asOf));
+        }
+        expect(a.nextAt(kind, entity, t), `${entity} ${t - H}`).toBe(b.nextAt(kind, entity, t));
+        expect(a.nextAt(kind, entity, t), `${entity} ${t - H}`).toBe(nextAt(entity, t));
+        for (const asOf of [undefined, LATE_AT - 1]) {
+          const n = newest(entity, t, asOf);
+          expect(stepped.readings.historyAt(kind, entity, t, asOf), `${entity} ${t - H} ${asOf}`).toEqual(n && plain(n));
+        }
+        expect(stepped.readings.historyRange(kind, entity, t, t + 47 * MIN)).toEqual(once.readings.historyRange(kind, entity, t, t + 47 * MIN));
+        expect(stepped.readings.historyRange(kind, entity, t, t + 47 * MIN, LATE_AT - 1)).toEqual(once.readings.historyRange(kind, entity, t, t + 47 * MIN, LATE_AT - 1));
+      }
+    }
+    // A bucket's time is its last reading's, whichever part holds it.
+    expect(a.nextAt('market', 'm1', H + 7 * MIN + 9_000)).toBe(H + 9 * MIN + 30_000);
+    expect(a.nextAt('market', 'm1', H + 3 * HOUR)).toBeUndefined();
+    expect(stepped.readings.historyAt('market', 'm1', H + 25 * MIN)?.bucket?.max.utilization).toBe(0.999);
+  });
+
+  it('keeps the shapes only chunks point to, and prunes sealed buckets by whole hours', () => {
+    // No raw row is left: the markets' shapes before their note changed, and the late rows' own, are only in chunks.
+    expect(stepped.readings.pruneShapes()).toBe(0);
+    expect(stepped.readings.historyAt('market', 'm1', H + 25 * MIN)?.bucket?.max.utilization).toBe(0.999);
+    expect(stepped.readings.historyAt('market', 'm1', H + 2 * HOUR + 40 * MIN)?.fields.note).toBeNull();
+    expect(stepped.readings.prune(H + HOUR + 30 * MIN)).toBe(2 + 1 + 1); // hour one: m1's two chunks, m2's, p1's
+    expect(stepped.readings.counts().oldestAt).toBe(H + HOUR);
+    expect(stepped.readings.historyAt('market', 'm1', H + HOUR - 1)).toBeUndefined();
+    expect(stepped.readings.historyAt('market', 'm1', H + HOUR + 6 * MIN)?.bucket?.start).toBe(H + HOUR);
+    expect(stepped.readings.counts().buckets).toBe(24 * 3);
   });
 });
 
