@@ -1,7 +1,8 @@
 /**
- * Schema 8 (compact history rows) from a database as lookout 7 left it, and schema 9 (packed latest readings) from one
- * as lookout 8 left it: every row converted, none lost, and the same answers — by an oracle that reads the fixture
- * rows themselves, not the store's own code.
+ * Schema 8 (compact history rows) from a database as lookout 7 left it, schema 9 (packed latest readings) from one
+ * as lookout 8 left it, and schema 10 (buckets sealed in hourly chunks) from one as lookout 9 left it: every row
+ * converted, none lost, and the same answers — by an oracle that reads the fixture rows themselves, not the store's
+ * own code (for 10: the answers the one-row-per-bucket table gave before).
  */
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -9,6 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Reading, ReadingKind } from '../src/model.js';
 import { migrations, openStore } from '../src/store/index.js';
 import { packReading, Reader, unpackFields, Writer, type Shape } from '../src/store/codec.js';
+import { decodeChunk } from '../src/store/bucket-chunks.js';
+import { writeBucketValues } from '../src/store/buckets.js';
 import { tempDirs } from './store-helpers.js';
 
 const dirs = tempDirs();
@@ -160,6 +163,89 @@ describe('migration 9: the latest readings packed', () => {
       // Writing goes on in the new table.
       store.readings.savePoll('markets', [{ ...asReading(latest[0]!), at: 4000, fields: marketFields(1, 0.1) }], 4000);
       expect(store.readings.latest('market', 'm1')?.fields).toEqual(marketFields(1, 0.1));
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('migration 10: sealed buckets in hourly chunks', () => {
+  const H = Date.UTC(2025, 2, 3, 8);
+  const MIN = 60_000;
+  /** Three hours of two markets (one changes its shape in the third) and a position, a reading a minute, folded. */
+  function folded(path: string) {
+    const store = openStore(path);
+    for (let t = H + 30_000; t < H + 3 * 3_600_000; t += MIN) {
+      const u = (k: number) => Math.round((0.5 + 0.4 * Math.sin(t / 7e5 + k)) * 1e6) / 1e6;
+      const markets = [1, 2].map((k) => ({ ...marketFields(k, u(k)), timestamp: t, block: t / 2000, market_id: t > H + 2.5 * 3_600_000 && k === 2 ? '0x2b' : `0x${k}` }));
+      store.readings.savePoll(
+        'markets',
+        [
+          { kind: 'market', entity: 'm1', at: t, labels: { market_id: 'm1' }, fields: markets[0]! },
+          { kind: 'market', entity: 'm2', at: t, labels: { market_id: 'm2' }, fields: markets[1]! },
+          { kind: 'position', entity: 'p1', at: t - 20_000, labels: { wallet: '0xw' }, fields: { value_usd: u(3) * 1000, balance: `${Math.round(u(4) * 1e6)}000000000000` } },
+        ],
+        t + 2_000,
+      );
+    }
+    store.readings.downsample(H + 4 * 3_600_000);
+    return store;
+  }
+  /** What the buckets answer: all of them in order, point reads, ranges, counts. */
+  function answers(store: ReturnType<typeof openStore>) {
+    const grid = Array.from({ length: 3 * 60 + 20 }, (_, i) => H - 10 * MIN + i * MIN + 17_000);
+    const keys = [['market', 'm1'], ['market', 'm2'], ['position', 'p1']] as const;
+    return {
+      all: [...store.readings.iterateBuckets(0, Number.MAX_SAFE_INTEGER)],
+      at: keys.flatMap(([k, e]) => grid.flatMap((t) => [store.readings.historyAt(k, e, t), store.readings.historyAt(k, e, t, H + 90 * MIN)])),
+      range: keys.flatMap(([k, e]) => grid.map((t) => store.readings.historyRange(k, e, t, t + 40 * MIN))),
+      counts: store.readings.counts(),
+    };
+  }
+  /**
+   * The buckets as lookout 9 kept them: each one row of `reading_buckets` (a table migration 10 does not change, its
+   * rows written as lookout 9 wrote them: writeBucketValues of the bucket), the chunks gone.
+   */
+  function unseal(store: ReturnType<typeof openStore>): void {
+    const db = store.db;
+    const shape = (id: number) => JSON.parse((db.prepare(`SELECT value FROM history_shapes WHERE id = ?`).get(id) as { value: string }).value) as Shape;
+    const chunks = db.prepare(`SELECT entity, start, poll, shape, data FROM reading_bucket_chunks`).all() as Array<{ entity: number; start: number; poll: number; shape: number; data: Buffer }>;
+    const put = db.prepare(`INSERT INTO reading_buckets (entity, start, at, seen_at, poll, shape, n, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+    store.transaction(() => {
+      for (const c of chunks) {
+        for (const b of decodeChunk(c.data, c.start, c.poll, c.shape, shape(c.shape))) {
+          const w = new Writer();
+          writeBucketValues(w, shape(c.shape), b);
+          put.run(c.entity, b.start, b.at, b.seenAt, b.poll, b.shape, b.n, w.take());
+        }
+      }
+      db.exec(`DELETE FROM reading_bucket_chunks`);
+    });
+  }
+
+  it('seals every bucket of a database lookout 9 left, none lost, and gives the same answers', () => {
+    const path = join(dirs.make(), 'v9.db');
+    const sealed = folded(path);
+    const fromChunks = answers(sealed);
+    expect(fromChunks.all).toHaveLength(3 * 36);
+    expect(fromChunks.counts.history).toBe(0);
+    unseal(sealed);
+    // Read from the one-row-per-bucket table, as lookout 9 read it: the same.
+    const before = answers(sealed);
+    expect(before).toEqual(fromChunks);
+    expect((sealed.db.prepare(`SELECT count(*) AS n FROM reading_buckets`).get() as { n: number }).n).toBe(3 * 36);
+    // Schema 9: no chunk table.
+    sealed.db.exec(`DROP TABLE reading_bucket_chunks; DELETE FROM schema_migrations WHERE version = 10`);
+    sealed.close();
+    const store = openStore(path);
+    try {
+      expect(store.version).toBe(10);
+      expect(answers(store)).toEqual(before);
+      const n = (sql: string) => (store.db.prepare(sql).get() as { n: number }).n;
+      expect(n(`SELECT count(*) AS n FROM reading_buckets`)).toBe(0);
+      // An entity's hour a chunk, and one more where m2's shape changed mid-hour.
+      expect(n(`SELECT count(*) AS n FROM reading_bucket_chunks`)).toBe(3 * 3 + 1);
+      expect(n(`SELECT sum(n) AS n FROM reading_bucket_chunks`)).toBe(3 * 36);
     } finally {
       store.close();
     }
