@@ -272,6 +272,21 @@ describe('buckets sealed in hourly chunks, a bucket folded in two parts', () => 
     expect(stepped.readings.historyAt('market', 'm1', H + 25 * MIN)?.bucket?.max.utilization).toBe(0.999);
   });
 
+  it('seals an hour only once every row of it is folded, however few rows a call folds', () => {
+    const store = tempStore(dirs, 'paced.db');
+    try {
+      for (let t = H + 30_000; t < H + 2 * HOUR; t += MIN) store.readings.savePoll('markets', [market('m1', t, { utilization: utilization(0, t) }), market('m2', t, { utilization: utilization(1, t) })], t + 5_000);
+      // As the daemon calls it: a few rows a call, the whole range long past.
+      let calls = 0;
+      for (let r = { rows: 1, sealed: 0 }; r.rows > 0 || r.sealed > 0; calls++) r = store.readings.downsample(H + 3 * HOUR, { batchSize: 25, maxRows: 25 });
+      expect(calls).toBeGreaterThan(2 * 120 / 25);
+      const rows = store.db.prepare(`SELECT start, n FROM reading_bucket_chunks ORDER BY start, entity`).all();
+      expect(rows).toEqual([H, H, H + HOUR, H + HOUR].map((start) => ({ start, n: 12 })));
+    } finally {
+      store.close();
+    }
+  });
+
   it('keeps the shapes only chunks point to, and prunes sealed buckets by whole hours', () => {
     // No raw row is left: the markets' shapes before their note changed, and the late rows' own, are only in chunks.
     expect(stepped.readings.pruneShapes()).toBe(0);

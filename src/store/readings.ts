@@ -522,8 +522,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
         total.buckets += done.buckets;
         if (done.rows === 0) break;
       }
-      // Hours over by SEAL_SLACK_MS: rows stored before `before` whose time is in them are all folded.
-      const sealBefore = chunkStart(before - SEAL_SLACK_MS);
+      // Hours over by SEAL_SLACK_MS, before `before` and before the oldest row not folded yet (maxRows may have left
+      // some): the rows stored before either, whose time is in those hours, are all folded.
+      const sealBefore = chunkStart(Math.min(before, oldestRaw.get()?.t ?? before) - SEAL_SLACK_MS);
       while (total.sealed < max) {
         const n = inTx(() => sealBatch(sealBefore, Math.min(batch, max - total.sealed)));
         total.sealed += n;
