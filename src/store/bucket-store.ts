@@ -101,6 +101,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
   const toSeal = db.prepare<{ before: number; e: number; limit: number }, StagedRow>(
     `SELECT ${stagedCols} FROM reading_buckets WHERE entity > @e AND start < @before ORDER BY entity, start LIMIT @limit`,
   );
+  const stagedOldest = db.prepare<[], { t: number | null }>(`SELECT min(start) AS t FROM reading_buckets`);
   const stagedDelete = db.prepare<[number, number]>(`DELETE FROM reading_buckets WHERE start = ? AND entity = ?`);
   const chunkPut = db.prepare<[number, number, number, number, number, Buffer]>(
     `INSERT INTO reading_bucket_chunks (start, entity, poll, shape, n, data) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -239,6 +240,12 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
    * hour whole where the page allows; returns the buckets sealed (0: none left). Call inside a transaction.
    */
   function seal(before: number, limit: number): number {
+    // Mostly nothing is due (an hour is sealed once it is over): a seek, not a walk of the open hour's buckets.
+    const oldest = stagedOldest.get()?.t;
+    if (oldest === null || oldest === undefined || oldest >= before) {
+      sealAfter = -1;
+      return 0;
+    }
     let rows = toSeal.all({ before, e: sealAfter, limit });
     if (rows.length === 0 && sealAfter !== -1) {
       sealAfter = -1;
