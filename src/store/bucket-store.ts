@@ -6,7 +6,7 @@
  * so callers see one bucket per entity and start, as when each was one row.
  */
 import type Database from 'better-sqlite3';
-import { chunkRuns, chunkStart, CHUNK_MS, encodeChunk, nextBucket, openChunk, skipBucket, type OpenChunk } from './bucket-chunks.js';
+import { chunkRuns, chunkStart, CHUNK_MS, encodeChunks, nextBucket, openChunk, skipBucket, type OpenChunk } from './bucket-chunks.js';
 import { BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
 import { Reader, unpackFields, Writer, type Shape } from './codec.js';
 
@@ -269,8 +269,12 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
         // Counted once: a start some chunk of the hour already has is a second part of that bucket (rows stored late).
         const hour = chunkStart(head.start);
         const had = new Set(chunksOf.all(entity, hour, hour + CHUNK_MS - 1).flatMap((row) => chunkOpen(row).starts));
-        const fresh = run.filter((r) => !had.has(r.start)).length;
-        chunkPut.run(head.start, entity, head.poll, head.shape, fresh, encodeChunk(run.map((r) => ({ start: r.start, at: r.at, seenAt: r.seen_at, vals: r.vals }))));
+        const packed = run.map((r) => ({ start: r.start, at: r.at, seenAt: r.seen_at, vals: r.vals }));
+        let from = 0;
+        for (const c of encodeChunks(packed)) {
+          const fresh = run.slice(from, (from += c.count)).filter((r) => !had.has(r.start)).length;
+          chunkPut.run(c.first, entity, head.poll, head.shape, fresh, c.data);
+        }
         for (const b of run) stagedDelete.run(b.start, entity);
       }
     }
