@@ -155,7 +155,9 @@ async function replay(ctx: BenchContext): Promise<void> {
     const perRow = growing / history;
     ctx.figure('bytes_per_history_row', perRow);
     // Past raw_retention (default 2 days) history is 5-minute buckets: measured on polls whose every value moves.
-    const perBucket = bucketBytes(ctx.dir, base);
+    const evenSteps = bucketBytes(ctx.dir, base, 'buckets', shifted);
+    const walk = bucketBytes(ctx.dir, base, 'buckets-walk', randomWalk(42));
+    const perBucket = Math.max(evenSteps, walk);
     const bucketsPerDay = MARKETS * (86_400_000 / BUCKET_MS);
     const gb30 = (RAW_DAYS * perDay * perRow + (30 - RAW_DAYS) * bucketsPerDay * perBucket) / 1e9;
     ctx.figure('bytes_per_bucket', perBucket);
@@ -170,7 +172,8 @@ async function replay(ctx: BenchContext): Promise<void> {
         `${perRow.toFixed(0)} bytes per history row with its indexes; the bare one-table DB of the same readings is ${mb(bareBytes)}. ` +
         `Extrapolated, not measured (×${(perDay / history).toFixed(0)}): ${(perDay / 1e6).toFixed(1)} M rows and ${((perDay * perRow) / 1e9).toFixed(0)} GB a day at 10,000 markets every 30 s ` +
         `when every market's row changes every poll (the simulator's case). With the defaults (raw_retention 2d, then 5-minute buckets of ` +
-        `${perBucket.toFixed(0)} bytes each with their index, measured on an hour (${BUCKET_POLLS} polls) of ${BUCKET_MARKETS.toLocaleString('en-US')} markets whose every value moves, sealed in hourly chunks): ` +
+        `${perBucket.toFixed(0)} bytes each with their index, measured on an hour (${BUCKET_POLLS} polls) of ${BUCKET_MARKETS.toLocaleString('en-US')} markets whose every value moves, sealed in hourly chunks: ` +
+        `${evenSteps.toFixed(0)} bytes when every value moves by even steps, ${walk.toFixed(0)} when they walk at random; the larger counts): ` +
         `${gb30.toFixed(1)} GB for 30 days (all raw it would be ${((30 * perDay * perRow) / 1e9).toFixed(0)} GB).`,
     );
   } finally {
@@ -184,9 +187,41 @@ const RAW_DAYS = 2;
 const BUCKET_POLLS = CHUNK_MS / POLL_INTERVAL_MS;
 const BUCKET_MARKETS = 500;
 
-/** Bytes on disk per 5-minute bucket (with its index): an hour of polls of moving values through savePoll, then folded and sealed. */
-function bucketBytes(dir: string, base: readonly Reading[]): number {
-  const store = openStore(join(dir, 'buckets.db'));
+/**
+ * A poll function whose every value takes a pseudo-random step from where the previous poll left it (a random walk
+ * per market and field, seeded): unlike {@link shifted}'s even steps, it leaves compression little to find.
+ */
+function randomWalk(seed: number): (readings: readonly Reading[], dt: number) => Reading[] {
+  let x = seed >>> 0;
+  const rand = () => {
+    x = (x + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(x ^ (x >>> 15), x | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const last = new Map<string, Record<string, unknown>>();
+  const step = (v: unknown): unknown => {
+    if (typeof v === 'number') return Number.isInteger(v) ? v + (v > 1e12 ? POLL_INTERVAL_MS : 1 + Math.floor(rand() * 20)) : Number((v * (1 + (rand() - 0.5) / 1e3)).toPrecision(7));
+    if (typeof v === 'string' && /^[1-9]\d*$/.test(v)) {
+      const zeros = v.length - v.replace(/0+$/, '').length;
+      return (BigInt(v) + BigInt(Math.floor(rand() * 1000)) * 10n ** BigInt(zeros)).toString();
+    }
+    return v;
+  };
+  return (readings, dt) =>
+    readings.map((r) => {
+      const fields = Object.fromEntries(Object.entries(last.get(r.entity) ?? r.fields).map(([f, v]) => [f, step(v)]));
+      last.set(r.entity, fields);
+      return { ...r, at: r.at + dt, fields };
+    });
+}
+
+/**
+ * Bytes on disk per 5-minute bucket (with its index): an hour of polls of moving values through savePoll, then folded
+ * and sealed; `move` makes each poll from the first.
+ */
+function bucketBytes(dir: string, base: readonly Reading[], name: string, move: (readings: readonly Reading[], dt: number) => Reading[]): number {
+  const store = openStore(join(dir, `${name}.db`));
   try {
     const some = base.slice(0, BUCKET_MARKETS);
     // The polls of one clock hour (15 s past each half minute), each stored 5 s after its readings' time.
@@ -194,7 +229,7 @@ function bucketBytes(dir: string, base: readonly Reading[]): number {
     const first = chunkStart(at0) + CHUNK_MS + 15_000;
     for (let i = 0; i < BUCKET_POLLS; i++) {
       const t = first + i * POLL_INTERVAL_MS;
-      store.readings.savePoll('markets', shifted(some, t - at0), t + 5_000);
+      store.readings.savePoll('markets', move(some, t - at0), t + 5_000);
     }
     store.readings.downsample(Number.MAX_SAFE_INTEGER);
     const n = store.readings.counts().buckets;
