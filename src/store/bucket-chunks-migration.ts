@@ -24,7 +24,7 @@ CREATE TABLE reading_bucket_chunks (
   data BLOB NOT NULL
 );
 CREATE INDEX reading_bucket_chunks_start ON reading_bucket_chunks (start, entity, n); -- n: counted without reading the chunks
-CREATE INDEX reading_bucket_chunks_entity ON reading_bucket_chunks (entity, start);
+CREATE INDEX reading_bucket_chunks_entity ON reading_bucket_chunks (entity, start, shape); -- shape: pruneShapes reads it here
 `,
   run(db: Database.Database) {
     const seal = createBucketSealer(db);
