@@ -81,8 +81,9 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
   const stagedOf = db.prepare<[number, number, number], StagedRow>(
     `SELECT ${stagedCols} FROM reading_buckets WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY start`,
   );
+  // In the order they were sealed, as iterate() merges them too (of two parts alike in time, the later sealed is last).
   const chunksOf = db.prepare<[number, number, number], ChunkRow>(
-    `SELECT ${chunkCols} FROM reading_bucket_chunks WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY start, id`,
+    `SELECT ${chunkCols} FROM reading_bucket_chunks WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY id`,
   );
   const earlier = db.prepare<[number, number, number, number], { c: number | null; s: number | null }>(
     `SELECT (SELECT max(start) FROM reading_bucket_chunks WHERE entity = ? AND start < ?) AS c,
