@@ -1,6 +1,6 @@
 /**
- * Schema 8 (compact history rows) from a database as lookout 7 left it, and schema 9 (packed latest readings) from one
- * as lookout 8 left it: every row converted, none lost, and the same answers — by an oracle that reads the fixture
+ * Schema 8 (compact history rows) from a database as lookout 7 left it, schema 9 (packed latest readings) from one
+ * as lookout 8 left it, and schema 10 (only the poll per entity) from one as lookout 9 left it: every row converted, none lost, and the same answers — by an oracle that reads the fixture
  * rows themselves, not the store's own code.
  */
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Reading, ReadingKind } from '../src/model.js';
 import { migrations, openStore } from '../src/store/index.js';
 import { packReading, Reader, unpackFields, Writer, type Shape } from '../src/store/codec.js';
+import { createHistoryImporter, createLatestImporter } from '../src/store/readings.js';
 import { tempDirs } from './store-helpers.js';
 
 const dirs = tempDirs();
@@ -150,16 +151,75 @@ describe('migration 9: the latest readings packed', () => {
       expect(store.readings.latestForPoll('markets-b')).toEqual([asReading(latest[1]!)]);
       expect(store.readings.entitiesForPoll('positions')).toEqual([{ kind: 'position', entity: 'p1' }]);
       expect(store.readings.counts().latest).toEqual({ benchmark: 1, market: 2, position: 1 });
-      const updated = store.db.prepare(`SELECT entity, updated_at FROM latest_readings ORDER BY entity`).all();
-      expect(updated).toEqual([...latest].sort((a, b) => (a.entity < b.entity ? -1 : 1)).map((r) => ({ entity: r.entity, updated_at: r.updated_at })));
+      // No history holds these readings (a database whose history was pruned): migration 10 kept each, with when it was written.
+      const kept = store.db.prepare(`SELECT seen_at FROM latest_kept ORDER BY seen_at`).all();
+      expect(kept).toEqual([...latest].map((r) => ({ seen_at: r.updated_at })).sort((a, b) => a.seen_at - b.seen_at));
       const tables = (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((t) => t.name);
       expect(tables).not.toContain('latest_readings_v8');
+      expect(tables).not.toContain('latest_readings');
       // A shape only a latest reading points to is not garbage.
       expect(store.readings.pruneShapes()).toBe(0);
       expect(store.readings.latest('position', 'p1')).toEqual(asReading(latest[3]!));
       // Writing goes on in the new table.
       store.readings.savePoll('markets', [{ ...asReading(latest[0]!), at: 4000, fields: marketFields(1, 0.1) }], 4000);
       expect(store.readings.latest('market', 'm1')?.fields).toEqual(marketFields(1, 0.1));
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('migration 10: only the poll per entity, the latest reading from history', () => {
+  const history: OldRow[] = [
+    { kind: 'market', entity: 'm1', at: 1000, seen_at: 1000, poll: 'markets', labels: { market_id: 'm1' }, fields: marketFields(1, 0.5) },
+    { kind: 'market', entity: 'm1', at: 3000, seen_at: 3000, poll: 'markets', labels: { market_id: 'm1' }, fields: marketFields(1, 0.8) },
+    { kind: 'market', entity: 'm2', at: 1000, seen_at: 1000, poll: 'markets-b', labels: { market_id: 'm2' }, fields: marketFields(2, 0.6), unreadable: { borrow_apy: 'not a number: "n/a"' } },
+    { kind: 'market', entity: 'gone', at: 1000, seen_at: 1000, poll: 'markets', labels: {}, fields: { utilization: 0.1 } },
+  ];
+  /** Schema 9's latest rows: m1 moved on in time since its last change, m2 as stored, p1 with its history pruned; 'gone' vanished. */
+  const latest = [
+    { ...history[1]!, at: 5000, updated_at: 5000 },
+    { ...history[2]!, updated_at: 1000 },
+    { kind: 'position' as const, entity: 'p1', at: 2000, seen_at: 2000, updated_at: 2500, poll: 'positions', labels: { wallet: '0xw' }, fields: { wallet: '0xw', value_usd: -12.5, balance: '123456789012345678901234567890' } },
+  ];
+  const asReading = (r: OldRow): Reading => ({ kind: r.kind, entity: r.entity, at: r.at, labels: r.labels, fields: r.fields, ...(r.unreadable ? { unreadable: r.unreadable } : {}) });
+  const withNul = (r: OldRow) => (r.unreadable ? { ...r.fields, [UNREADABLE]: r.unreadable } : r.fields);
+
+  function v9Database(): string {
+    const path = join(dirs.make(), 'v9.db');
+    const old = openStore(path, { migrations: migrations.filter((m) => m.version <= 9) });
+    old.transaction(() => {
+      const write = createHistoryImporter(old.db);
+      for (const r of history) write({ ...r, fields: withNul(r) });
+      const put = createLatestImporter(old.db);
+      for (const r of latest) put({ ...r, fields: withNul(r) });
+    });
+    expect(old.version).toBe(9);
+    old.close();
+    return path;
+  }
+
+  it("keeps each entity's poll, answers its latest reading from history (or kept, where history has none), and loses none", () => {
+    const store = openStore(v9Database());
+    try {
+      expect(store.version).toBe(migrations.at(-1)!.version);
+      // m1's latest is history's newest: its values as the old latest had them, at the time they last changed.
+      expect(store.readings.latest('market', 'm1')).toEqual(asReading(history[1]!));
+      expect(store.readings.latest('market', 'm1')?.fields).toEqual(latest[0]!.fields);
+      expect(store.readings.latest('market', 'm2')).toEqual(asReading(history[2]!));
+      expect(store.readings.latest('position', 'p1')).toEqual(asReading(latest[2]!));
+      expect(store.readings.latest('market', 'gone')).toBeUndefined();
+      expect(store.readings.entitiesForPoll('markets')).toEqual([{ kind: 'market', entity: 'm1' }]);
+      expect(store.readings.entitiesForPoll('markets-b')).toEqual([{ kind: 'market', entity: 'm2' }]);
+      expect(store.readings.entitiesForPoll('positions')).toEqual([{ kind: 'position', entity: 'p1' }]);
+      expect(store.readings.counts().latest).toEqual({ market: 2, position: 1 });
+      // Only p1, whose history is gone, is kept, stamped with when it was written; its shape is not garbage.
+      expect(store.db.prepare(`SELECT seen_at, at FROM latest_kept`).all()).toEqual([{ seen_at: 2500, at: 2000 }]);
+      expect(store.readings.pruneShapes()).toBe(0);
+      const tables = (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((t) => t.name);
+      expect(tables).not.toContain('latest_readings');
+      // History is untouched.
+      expect([...store.readings.iterateHistory(0, 10_000)]).toHaveLength(history.length);
     } finally {
       store.close();
     }

@@ -1,5 +1,6 @@
 /**
- * Readings: the newest reading per entity (`latest_readings`, JSON) and a history for windows and backtests.
+ * Readings: a history for windows and backtests, and per entity the poll that returned it last (`latest_entities`);
+ * an entity's latest reading is its newest in history.
  *
  * History at full resolution (`reading_history`) keeps a row, stamped with the poll time (`seen_at`), each time a
  * poll returns an entity differently from how that poll last returned it: a changed value, a changed time of a daily
@@ -16,7 +17,7 @@
 import type Database from 'better-sqlite3';
 import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
-import { bucketOf, bucketStart, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
+import { BUCKET_MS, bucketOf, bucketStart, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
 import { isPacked, packReading, Reader, unpackFields, writeValue, Writer, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
 import { StoreError } from './errors.js';
@@ -29,7 +30,7 @@ export type HistoryReading = Reading & { poll: string; seen_at: number; vanished
 export interface SavePollResult {
   /** New history rows (an entity returned as this poll last returned it is not stored again). */
   inserted: number;
-  /** Entities whose latest reading was written. */
+  /** Entities the poll returned (each now has this poll as the one that returned it last). */
   latest: number;
 }
 
@@ -67,22 +68,33 @@ export interface EntityKey {
   entity: string;
 }
 
-/** Repository of readings. Every method runs in the caller's transaction when called inside one. */
+/**
+ * Repository of readings. Every method runs in the caller's transaction when called inside one.
+ *
+ * An entity's **latest reading** is its newest stored reading (by its time; of several revisions of that time, the
+ * last stored), from full-resolution history or a bucket's last reading — or, when pruning took that, from
+ * `latest_kept`, where prune moves it while the entity is current. A snapshot returned again with the same values
+ * and only a newer time stores nothing (see savePoll), so its latest reading keeps the time of its last change.
+ */
 export interface ReadingsRepo {
-  /** Upserts the latest reading per entity and appends new history rows, atomically (a savepoint inside a caller's transaction). */
+  /**
+   * Appends new history rows and records, per entity, that `poll` returned it last (written only when that changes),
+   * atomically (a savepoint inside a caller's transaction).
+   */
   savePoll(poll: string, readings: readonly Reading[], now: number): SavePollResult;
   /** savePoll as steps that pause between readings, for a transaction the caller holds open ({@link Store.transactionYielding}). */
   savePollSteps(poll: string, readings: readonly Reading[], now: number): Steps<SavePollResult>;
+  /** The entity's latest reading, undefined when no poll returned it (or it vanished: {@link removeLatest}). */
   latest(kind: ReadingKind, entity: string): Reading | undefined;
   /** Every latest reading of a kind, ordered by entity. */
   latestAll(kind: ReadingKind): Reading[];
-  /** Every latest reading last written by `poll`, ordered by kind then entity. */
+  /** The latest reading of every entity `poll` returned last, ordered by kind then entity. */
   latestForPoll(poll: string): Reading[];
-  /** The entities whose latest reading was last written by `poll`. */
+  /** The entities `poll` returned last, ordered by kind then entity. */
   entitiesForPoll(poll: string): EntityKey[];
-  /** The same, a page at a time (ordered by kind then entity), for callers that pause between pages. */
+  /** The same, a page at a time (in the order of their history ids), for callers that pause between pages. */
   entitiesForPollPaged(poll: string, pageSize?: number): Generator<EntityKey[], void, void>;
-  /** Forgets an entity's latest reading (it vanished); its history stays until pruned. Returns whether a row went. */
+  /** Forgets that a poll returned the entity (it vanished): no latest reading then; its history stays until pruned. Returns whether it had one. */
   removeLatest(kind: ReadingKind, entity: string): boolean;
   /**
    * The newest stored reading with at ≤ t (of several revisions of that time, the last seen), or undefined when
@@ -106,20 +118,16 @@ export interface ReadingsRepo {
   rawSince(): number | null;
   /** Folds full-resolution rows stored before `before` into 5-minute buckets, batch by batch; returns what it did. */
   downsample(before: number, opts?: PruneOptions): DownsampleResult;
-  /** Deletes history stored before `olderThan` and buckets that start before it, in batches; returns the rows deleted. */
+  /**
+   * Deletes history stored before `olderThan` and buckets that start before it, in batches; returns the rows deleted.
+   * The newest stored reading of an entity a poll still returns is moved to `latest_kept` first: it stays its latest.
+   */
   prune(olderThan: number, opts?: PruneOptions): number;
   /** Deletes shapes no history row or bucket points to (a full scan: run it rarely). Returns the rows deleted. */
   pruneShapes(): number;
   counts(): ReadingCounts;
 }
 
-interface LatestRow {
-  kind: ReadingKind;
-  entity: string;
-  at: number;
-  shape: number;
-  vals: Buffer;
-}
 interface RawRow {
   seen_at: number;
   entity: number;
@@ -184,22 +192,18 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const { entities, polls, shapes } = historyDictionaries(db);
   const w = new Writer();
 
-  const upsertLatest = latestUpsert(db);
-  const updateLatest = db.prepare<[number, number, Buffer, number, ReadingKind, string, string]>(
-    `UPDATE latest_readings SET at = ?, shape = ?, vals = ?, updated_at = ? WHERE kind = ? AND entity = ? AND poll = ?`,
-  );
+  const own = ownerUpsert(db);
   const insertHistory = db.prepare(
     `INSERT OR IGNORE INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`,
   );
-  const latestCols = `kind, entity, at, shape, vals`;
-  const getLatest = db.prepare<[string, string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE kind = ? AND entity = ?`);
-  const allLatest = db.prepare<[string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE kind = ? ORDER BY entity`);
-  const pollLatest = db.prepare<[string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE poll = ? ORDER BY kind, entity`);
-  const pollEntities = db.prepare<[string], EntityKey>(`SELECT kind, entity FROM latest_readings WHERE poll = ? ORDER BY kind, entity`);
-  const pollEntitiesAfter = db.prepare<[string, string, string, number], EntityKey>(
-    `SELECT kind, entity FROM latest_readings WHERE poll = ? AND (kind, entity) > (?, ?) ORDER BY kind, entity LIMIT ?`,
+  const ownerOf = db.prepare<[number], { poll: number }>(`SELECT poll FROM latest_entities WHERE entity = ?`);
+  const allOwned = db.prepare<[], { entity: number }>(`SELECT entity FROM latest_entities`);
+  const pollOwnedAfter = db.prepare<[number, number, number], { entity: number }>(
+    `SELECT entity FROM latest_entities WHERE poll = ? AND entity > ? ORDER BY entity LIMIT ?`,
   );
-  const deleteLatest = db.prepare(`DELETE FROM latest_readings WHERE kind = ? AND entity = ?`);
+  const deleteOwner = db.prepare<[number]>(`DELETE FROM latest_entities WHERE entity = ?`);
+  const keptGet = db.prepare<[number], RawRow>(`SELECT seen_at, entity, at, poll, shape, vals FROM latest_kept WHERE entity = ?`);
+  const deleteKept = db.prepare<[number]>(`DELETE FROM latest_kept WHERE entity = ?`);
 
   const rawCols = `seen_at, entity, at, poll, shape, vals`;
   const rawAt = db.prepare<[number, number, number], RawRow>(
@@ -254,13 +258,43 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     `DELETE FROM reading_buckets WHERE (entity, start) IN
        (SELECT entity, start FROM reading_buckets WHERE start < ? ORDER BY start LIMIT ?)`,
   );
+  // Before each batch goes: the rows of it that are the newest stored reading of an entity a poll still returns.
+  // Newest by time, then storage time, among raw rows, buckets (a later time's bucket starts after this time less a
+  // bucket's width) and
+  // what is kept already. Run with the batch's own cutoff and limit, so it looks at exactly the rows the batch deletes.
+  const newestOnly = (t: string) => `${t}.shape != ${VANISHED}
+       AND EXISTS (SELECT 1 FROM latest_entities l WHERE l.entity = ${t}.entity)
+       AND NOT EXISTS (SELECT 1 FROM reading_history n WHERE n.entity = ${t}.entity AND n.shape != ${VANISHED}
+                         AND (n.at > ${t}.at OR (n.at = ${t}.at AND n.seen_at > ${t}.seen_at)))
+       AND NOT EXISTS (SELECT 1 FROM reading_buckets n WHERE n.entity = ${t}.entity AND n.start > ${t}.at - ${BUCKET_MS}
+                         AND (n.at > ${t}.at OR (n.at = ${t}.at AND n.seen_at > ${t}.seen_at)))
+       AND NOT EXISTS (SELECT 1 FROM latest_kept n WHERE n.entity = ${t}.entity AND (n.at > ${t}.at OR (n.at = ${t}.at AND n.seen_at >= ${t}.seen_at)))`;
+  const keepRawBatch = db.prepare(
+    `INSERT OR REPLACE INTO latest_kept (entity, seen_at, at, poll, shape, vals)
+     SELECT h.entity, h.seen_at, h.at, h.poll, h.shape, h.vals FROM reading_history h
+     WHERE (h.seen_at, h.entity, h.at, h.poll) IN (SELECT seen_at, entity, at, poll FROM reading_history WHERE seen_at < ? ORDER BY seen_at LIMIT ?)
+       AND ${newestOnly('h')}`,
+  );
+  const keepBucketBatch = db.prepare(
+    `INSERT OR REPLACE INTO latest_kept (entity, seen_at, at, poll, shape, vals)
+     SELECT b.entity, b.seen_at, b.at, b.poll, b.shape, b.vals FROM reading_buckets b
+     WHERE (b.entity, b.start) IN (SELECT entity, start FROM reading_buckets WHERE start < ? ORDER BY start LIMIT ?)
+       AND ${newestOnly('b')}`,
+  );
+  // A kept reading history has a newer one of again, or whose entity no poll returns any more: not needed.
+  const dropStaleKept = db.prepare(
+    `DELETE FROM latest_kept WHERE entity NOT IN (SELECT entity FROM latest_entities)
+       OR EXISTS (SELECT 1 FROM reading_history n WHERE n.entity = latest_kept.entity AND n.shape != ${VANISHED}
+                    AND (n.at > latest_kept.at OR (n.at = latest_kept.at AND n.seen_at > latest_kept.seen_at)))
+       OR EXISTS (SELECT 1 FROM reading_buckets n WHERE n.entity = latest_kept.entity AND n.start > latest_kept.at - ${BUCKET_MS}
+                    AND (n.at > latest_kept.at OR (n.at = latest_kept.at AND n.seen_at > latest_kept.seen_at)))`,
+  );
   // The newest shape is never deleted, so SQLite never gives a deleted shape's id to a new one (a save's signature of
   // the poll before holds shape ids).
   const pruneShapesStmt = db.prepare(
     `DELETE FROM history_shapes WHERE id NOT IN (SELECT shape FROM reading_history) AND id NOT IN (SELECT shape FROM reading_buckets)
-       AND id NOT IN (SELECT shape FROM latest_readings) AND id < (SELECT max(id) FROM history_shapes)`,
+       AND id NOT IN (SELECT shape FROM latest_kept) AND id < (SELECT max(id) FROM history_shapes)`,
   );
-  const countLatest = db.prepare<[], { kind: ReadingKind; n: number }>(`SELECT kind, count(*) AS n FROM latest_readings GROUP BY kind ORDER BY kind`);
   const countHistory = db.prepare<[], { n: number; b: number; oldRaw: number | null; oldBucket: number | null; newest: number | null }>(
     `SELECT (SELECT count(*) FROM reading_history WHERE shape != ${VANISHED}) AS n, (SELECT count(*) FROM reading_buckets) AS b,
             (SELECT min(seen_at) FROM reading_history) AS oldRaw, (SELECT min(start) FROM reading_buckets) AS oldBucket,
@@ -297,18 +331,45 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     };
   }
   const rawReading = (row: RawRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e);
-  /** A latest row as a reading; its labels and unreadable map are copies (the shape's stay cached). */
-  const toReading = (row: LatestRow): Reading => {
+  /** Whether row `a` is newer than `b`: by time, then storage time. */
+  const newer = (a: RawRow, b: RawRow | undefined) => !b || a.at > b.at || (a.at === b.at && a.seen_at > b.seen_at);
+  /**
+   * The latest reading of entity `id` (see {@link ReadingsRepo}), undefined when no poll returns it; its labels and
+   * unreadable map are copies (the shape's stay cached). A bucket's last reading is read without its extremes.
+   */
+  const latestOf = (id: number): Reading | undefined => {
+    if (!ownerOf.get(id)) return undefined;
+    const t = Number.MAX_SAFE_INTEGER;
+    let row: RawRow | undefined = rawAt.get(id, t, t);
+    const bucket = bucketAt.get(id, t, t, t);
+    if (bucket && newer(bucket, row)) row = bucket;
+    const kept = keptGet.get(id);
+    if (kept && newer(kept, row)) row = kept;
+    if (!row) return undefined;
+    const e = entityOf(id);
     const shape = shapeOf(row.shape);
     return {
-      kind: row.kind,
-      entity: row.entity,
+      kind: e.kind,
+      entity: e.entity,
       at: row.at,
       labels: { ...shape.labels },
       fields: unpackFields(shape, new Reader(row.vals), row.at),
       ...(shape.unreadable ? { unreadable: { ...shape.unreadable } } : {}),
     };
   };
+  /** The entities (history ids) a poll returned last, a page at a time in id order. */
+  function* ownedPages(poll: string, pageSize: number): Generator<number[], void, void> {
+    const pollId = polls.find(poll);
+    if (pollId === undefined) return;
+    for (let after = -1; ; ) {
+      const page = pollOwnedAfter.all(pollId, after, pageSize).map((r) => r.entity);
+      if (page.length > 0) yield page;
+      if (page.length < pageSize) return;
+      after = page[page.length - 1]!;
+    }
+  }
+  const byKindEntity = (a: EntityKey, b: EntityKey) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.entity < b.entity ? -1 : a.entity > b.entity ? 1 : 0);
+  const ownedBy = (poll: string): EntityKey[] => [...ownedPages(poll, 5000)].flat().map(entityOf).sort(byKindEntity);
   /** A bucket row as a reading of its last values, with the bucket's extremes. */
   const bucketReading = (row: BucketRow, e: EntityKey = entityOf(row.entity)) => rowReading(row, e, row.start);
 
@@ -333,6 +394,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
    * rows are never deleted.
    */
   const lastBatch = new Map<string, Map<number, string>>();
+  /** When each poll last saved (a count of saves), to tell whether another poll returned an entity since. */
+  const savedAt = new Map<string, number>();
+  let saves = 0;
 
   /** savePoll as steps: pauses every {@link HEAVY_ROWS_PER_STEP} readings (run inside a transaction the caller holds). */
   function* saveSteps(poll: string, readings: readonly Reading[], now: number): Steps<SavePollResult> {
@@ -342,8 +406,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     const seenAt = storageTime(now);
     const before = lastBatch.get(poll);
     const current = new Map<number, string>();
-    // The newest reading per entity wins `latest`, whatever order the batch came in.
-    const newest = new Map<number, { r: Reading; shape: number; vals: Buffer }>();
+    // The polls that saved since this one last did: an entity one of them returned has another poll as its last.
+    const since = savedAt.get(poll) ?? 0;
+    const others = [...lastBatch].filter(([p]) => p !== poll && (savedAt.get(p) ?? 0) > since).map(([, batch]) => batch);
     for (const r of readings) {
       if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
       if (!Number.isFinite(r.at)) {
@@ -358,28 +423,25 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const memo = memoOf(r, shapeId);
       const unchanged = last !== undefined && sameValues(last, memo) && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= timeOf(last) : r.at === timeOf(last));
       const seen = current.get(entityId);
+      // Which poll returned the entity last is written only when it changes: an entity this poll did not return last
+      // time (new, back, or unknown after a start), or one another poll returned since.
+      if (seen === undefined && (before?.has(entityId) !== true || others.some((batch) => batch.has(entityId)))) own.run(entityId, pollId);
       if (seen === undefined || r.at >= timeOf(seen)) current.set(entityId, memo);
       if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
-      const prev = newest.get(entityId);
-      if (!prev || r.at >= prev.r.at) newest.set(entityId, { r, shape: shapeId, vals: packed.vals });
-    }
-    for (const { r, shape, vals } of newest.values()) {
-      if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
-      // Mostly the entity's row from this poll's last save: an update that touches no indexed column, so no index entry
-      // is rewritten. A new entity, or one another poll wrote last, takes the upsert.
-      if (updateLatest.run(r.at, shape, vals, now, r.kind, r.entity, poll).changes === 0) upsertLatest.run(r.kind, r.entity, r.at, shape, vals, poll, now);
     }
     for (const id of before?.keys() ?? []) {
       if (++n % ROWS_PER_STEP === 0) yield;
       if (!current.has(id)) insertHistory.run(seenAt, id, now, pollId, VANISHED, EMPTY);
     }
     lastBatch.set(poll, current);
-    return { inserted, latest: newest.size };
+    savedAt.set(poll, ++saves);
+    return { inserted, latest: current.size };
   }
   const save = db.transaction((poll: string, readings: readonly Reading[], now: number): SavePollResult => runSync(saveSteps(poll, readings, now)));
 
   const forget = () => {
     lastBatch.clear();
+    savedAt.clear();
     entities.forget();
     polls.forget();
     shapes.forget();
@@ -453,22 +515,27 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     // Its caller's transaction forgets the caches when it rolls back (Store.transaction and transactionYielding do).
     savePollSteps: saveSteps,
     latest: (kind, entity) => {
-      const row = getLatest.get(kind, entity);
-      return row ? toReading(row) : undefined;
+      const id = entityId(kind, entity);
+      return id === undefined ? undefined : latestOf(id);
     },
-    latestAll: (kind) => allLatest.all(kind).map(toReading),
-    latestForPoll: (poll) => pollLatest.all(poll).map(toReading),
-    entitiesForPoll: (poll) => pollEntities.all(poll),
+    latestAll: (kind) =>
+      allOwned
+        .all()
+        .map((r) => ({ id: r.entity, e: entityOf(r.entity) }))
+        .filter((x) => x.e.kind === kind)
+        .sort((a, b) => byKindEntity(a.e, b.e))
+        .flatMap((x) => latestOf(x.id) ?? []),
+    latestForPoll: (poll) => ownedBy(poll).flatMap((e) => latestOf(entityId(e.kind, e.entity)!) ?? []),
+    entitiesForPoll: ownedBy,
     *entitiesForPollPaged(poll, pageSize = 1_000) {
-      let page = pollEntitiesAfter.all(poll, '', '', pageSize);
-      while (page.length > 0) {
-        yield page;
-        if (page.length < pageSize) return;
-        const last = page[page.length - 1]!;
-        page = pollEntitiesAfter.all(poll, last.kind, last.entity, pageSize);
-      }
+      for (const page of ownedPages(poll, Math.max(1, pageSize))) yield page.map(entityOf);
     },
-    removeLatest: (kind, entity) => deleteLatest.run(kind, entity).changes > 0,
+    removeLatest: (kind, entity) => {
+      const id = entityId(kind, entity);
+      if (id === undefined) return false;
+      deleteKept.run(id);
+      return deleteOwner.run(id).changes > 0;
+    },
     historyAt: (kind, entity, t, asOf = Number.MAX_SAFE_INTEGER) => {
       const id = entityId(kind, entity);
       if (id === undefined) return undefined;
@@ -542,14 +609,19 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const batch = Math.max(1, opts.batchSize ?? 5000);
       const max = opts.maxRows ?? Infinity;
       let total = 0;
-      for (const stmt of [pruneRawBatch, pruneBucketBatch]) {
+      for (const [keep, stmt] of [
+        [keepRawBatch, pruneRawBatch],
+        [keepBucketBatch, pruneBucketBatch],
+      ] as const) {
         while (total < max) {
           const want = Math.min(batch, max - total);
+          keep.run(olderThan, want);
           const n = stmt.run(olderThan, want).changes;
           total += n;
           if (n < want) break;
         }
       }
+      dropStaleKept.run();
       return total;
     },
     pruneShapes: () =>
@@ -562,7 +634,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       }),
     counts: () => {
       const latest: Partial<Record<ReadingKind, number>> = {};
-      for (const { kind, n } of countLatest.all()) latest[kind] = n;
+      for (const { entity } of allOwned.all()) {
+        const { kind } = entityOf(entity);
+        latest[kind] = (latest[kind] ?? 0) + 1;
+      }
       const h = countHistory.get()!;
       const olds = [h.oldRaw, h.oldBucket].filter((x): x is number => x !== null);
       return { latest, history: h.n, buckets: h.b, oldestAt: olds.length ? Math.min(...olds) : null, newestAt: h.newest };
@@ -596,7 +671,14 @@ export interface ImportRow {
   fields: Record<string, unknown>;
 }
 
-/** The upsert of an entity's latest reading: (kind, entity, at, shape, vals, poll, updated_at). */
+/** Records that a poll (its history id) returned an entity (its history id) last: (entity, poll). */
+function ownerUpsert(db: Database.Database): Database.Statement<[number, number]> {
+  return db.prepare(
+    `INSERT INTO latest_entities (entity, poll) VALUES (?, ?) ON CONFLICT (entity) DO UPDATE SET poll = excluded.poll WHERE poll != excluded.poll`,
+  );
+}
+
+/** The upsert of an entity's latest reading as schema 9 stored it: (kind, entity, at, shape, vals, poll, updated_at). */
 function latestUpsert(db: Database.Database): Database.Statement<[ReadingKind, string, number, number, Buffer, string, number]> {
   return db.prepare(
     `INSERT INTO latest_readings (kind, entity, at, shape, vals, poll, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -644,5 +726,36 @@ export function createHistoryImporter(db: Database.Database): (row: ImportRow) =
       shapes.idOf(packed.shape, () => packed.shape),
       packed.vals,
     );
+  };
+}
+
+/** One latest row as schema 9 stored it (packed), for the migration that keeps only its poll. */
+export interface LatestKeepRow {
+  kind: ReadingKind;
+  entity: string;
+  at: number;
+  shape: number;
+  vals: Buffer;
+  poll: string;
+  updated_at: number;
+}
+
+/**
+ * Converts schema 9's latest rows (migration 10; call inside its transaction): the entity's poll goes to
+ * `latest_entities`, and the reading itself to `latest_kept` when history holds nothing of the entity (pruned), so
+ * the latest reading stays answerable. `updated_at` stands for its storage time.
+ */
+export function createLatestKeeper(db: Database.Database): (row: LatestKeepRow) => void {
+  const { entities, polls } = historyDictionaries(db);
+  const own = ownerUpsert(db);
+  const inHistory = db.prepare<[number, number]>(
+    `SELECT 1 FROM reading_history WHERE entity = ? AND shape != ${VANISHED} UNION ALL SELECT 1 FROM reading_buckets WHERE entity = ? LIMIT 1`,
+  );
+  const keep = db.prepare(`INSERT OR REPLACE INTO latest_kept (entity, seen_at, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`);
+  return (row) => {
+    const entity = entities.idOf(entityKey(row.kind, row.entity), () => JSON.stringify({ kind: row.kind, entity: row.entity }));
+    const poll = polls.idOf(row.poll, () => JSON.stringify(row.poll));
+    own.run(entity, poll);
+    if (inHistory.get(entity, entity) === undefined) keep.run(entity, row.updated_at, row.at, poll, row.shape, row.vals);
   };
 }
