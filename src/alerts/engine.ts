@@ -494,7 +494,8 @@ export function describeAlert(rule: RuleBase, reading: Reading, verdict: Verdict
 }
 
 const OWN_LABELS = new Set(['rule', 'alertname', 'severity']);
-const hasOwn = (o: object, k: string): boolean => Object.prototype.propertyIsEnumerable.call(o, k);
+// Labels are plain data (spread or parsed): every own member is enumerable, and Object.hasOwn is the fast test.
+const hasOwn = (o: object, k: string): boolean => Object.hasOwn(o, k);
 
 /** Whether `labels` holds exactly what {@link describeAlert} would build for the reading, without building it. */
 function sameLabels(labels: Readonly<Record<string, string>>, rule: RuleBase, reading: Reading): boolean {
