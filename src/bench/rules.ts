@@ -1,7 +1,9 @@
 /**
  * Benchmark 4: rule evaluation. `AlertEngine.applyPoll` over one poll of 10,000 market readings, in the
  * poll's transaction as the poll runner calls it, with history an hour deep so `apy_jump` has its window; and over
- * one poll of 50,000 positions. The baseline is a bare loop over the same readings doing one comparison only.
+ * one poll of 50,000 positions. Each timed poll is a new answer of the service a second after the one before (times,
+ * blocks and the incident's values move), never the same poll again. The baseline is a bare loop over the same
+ * readings doing one comparison only.
  */
 import { join } from 'node:path';
 import { AlertEngine, type EngineResult } from '../alerts/engine.js';
