@@ -289,3 +289,32 @@ describe('lifecycle properties', () => {
     );
   });
 });
+
+describe('step shares what it does not change', () => {
+  const deepFreeze = (t: TrackedAlert): TrackedAlert => {
+    for (const m of [t.alert.labels, t.alert.annotations, t.alert.changes, t.alert]) Object.freeze(m);
+    return Object.freeze(t);
+  };
+  const signal = fc.constantFrom<Signal>(breach(0.9), breach(2), ok(), wait, bad, absent, failed, tick, { type: 'retire' }, {
+    type: 'verdict',
+    verdict: { status: 'breach', value: 3, threshold: 0.5 },
+    describe: (current) => ({ labels: { ...current.labels, chain: 'base' }, annotations: { summary: 'moved' } }),
+  });
+
+  it('never changes a previous state in place (frozen, maps and list included), in any run of signals, flapping too', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), signal), { maxLength: 30 }), (script) => {
+        let t: TrackedAlert | undefined;
+        let min = 0;
+        for (const [dt, s] of script) {
+          min += dt;
+          const before = t === undefined ? undefined : structuredClone(t);
+          const r = step(t === undefined ? undefined : deepFreeze(t), { signal: s, now: min * M, settings: { ...base, flap_threshold: 2, for: 5 * M }, identity: id });
+          if (before !== undefined) expect(t).toEqual(before);
+          t = r.next;
+        }
+      }),
+      { numRuns: 500, seed: 20261126 },
+    );
+  });
+});

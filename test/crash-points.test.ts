@@ -78,7 +78,7 @@ it('kill -9 inside the poll transaction: none of that poll is kept, the DB is so
 
   expect(integrity(db)).toBe('ok');
   // Rolled back whole: no run, no reading, no alert, no notification.
-  for (const t of ['poll_runs', 'reading_history', 'latest_readings', 'alerts', 'notify_outbox', 'notify_messages']) expect(count(db, t), t).toBe(0);
+  for (const t of ['poll_runs', 'reading_history', 'latest_entities', 'alerts', 'notify_outbox', 'notify_messages']) expect(count(db, t), t).toBe(0);
   expect(slack.posts).toEqual([]);
 
   const second = spawn(file);

@@ -61,13 +61,15 @@ describe('lookout run', () => {
     const conn = new Database(db, { readonly: true, fileMustExist: true });
     try {
       expect(conn.pragma('integrity_check', { simple: true })).toBe('ok');
-      const latest = conn.prepare(`SELECT count(*) AS n FROM latest_readings WHERE kind = 'market'`).get() as { n: number };
+      // The entities a poll returned last (schema 10), by kind and name as history names them.
+      const current = `SELECT count(*) AS n FROM latest_entities l JOIN history_entities e ON e.id = l.entity WHERE json_extract(e.value, '$.kind') = 'market'`;
+      const latest = conn.prepare(current).get() as { n: number };
       expect(latest.n).toBe(40);
       const history = conn.prepare(`SELECT count(*) AS n FROM reading_history`).get() as { n: number };
       expect(history.n).toBeGreaterThanOrEqual(40);
       const runs = conn.prepare(`SELECT count(*) AS n FROM poll_runs WHERE ok = 1`).get() as { n: number };
       expect(runs.n).toBeGreaterThanOrEqual(2);
-      const stored = conn.prepare(`SELECT count(*) AS n FROM latest_readings WHERE entity = ?`).get(market) as { n: number };
+      const stored = conn.prepare(`${current} AND json_extract(e.value, '$.entity') = ?`).get(market) as { n: number };
       expect(stored.n).toBe(1);
     } finally {
       conn.close();

@@ -1,8 +1,9 @@
 /**
  * Schema 8 (compact history rows) from a database as lookout 7 left it, schema 9 (packed latest readings) from one
- * as lookout 8 left it, and schema 10 (buckets sealed in hourly chunks) from one as lookout 9 left it: every row
- * converted, none lost, and the same answers — by an oracle that reads the fixture rows themselves, not the store's
- * own code (for 10: the answers the one-row-per-bucket table gave before).
+ * as lookout 8 left it, schema 10 (only the poll per entity) from one as lookout 9 left it, and schema 11 (buckets
+ * sealed in hourly chunks) from one as lookout 10 left it: every row converted, none lost, and the same answers — by
+ * an oracle that reads the fixture rows themselves, not the store's own code (for 11: the answers the
+ * one-row-per-bucket table gave before).
  */
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -12,6 +13,7 @@ import { migrations, openStore } from '../src/store/index.js';
 import { packReading, Reader, unpackFields, Writer, type Shape } from '../src/store/codec.js';
 import { decodeChunk } from '../src/store/bucket-chunks.js';
 import { writeBucketValues } from '../src/store/buckets.js';
+import { createHistoryImporter, createLatestImporter } from '../src/store/readings.js';
 import { tempDirs } from './store-helpers.js';
 
 const dirs = tempDirs();
@@ -153,10 +155,12 @@ describe('migration 9: the latest readings packed', () => {
       expect(store.readings.latestForPoll('markets-b')).toEqual([asReading(latest[1]!)]);
       expect(store.readings.entitiesForPoll('positions')).toEqual([{ kind: 'position', entity: 'p1' }]);
       expect(store.readings.counts().latest).toEqual({ benchmark: 1, market: 2, position: 1 });
-      const updated = store.db.prepare(`SELECT entity, updated_at FROM latest_readings ORDER BY entity`).all();
-      expect(updated).toEqual([...latest].sort((a, b) => (a.entity < b.entity ? -1 : 1)).map((r) => ({ entity: r.entity, updated_at: r.updated_at })));
+      // No history holds these readings (a database whose history was pruned): migration 10 kept each, with when it was written.
+      const kept = store.db.prepare(`SELECT seen_at FROM latest_kept ORDER BY seen_at`).all();
+      expect(kept).toEqual([...latest].map((r) => ({ seen_at: r.updated_at })).sort((a, b) => a.seen_at - b.seen_at));
       const tables = (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((t) => t.name);
       expect(tables).not.toContain('latest_readings_v8');
+      expect(tables).not.toContain('latest_readings');
       // A shape only a latest reading points to is not garbage.
       expect(store.readings.pruneShapes()).toBe(0);
       expect(store.readings.latest('position', 'p1')).toEqual(asReading(latest[3]!));
@@ -169,7 +173,7 @@ describe('migration 9: the latest readings packed', () => {
   });
 });
 
-describe('migration 10: sealed buckets in hourly chunks', () => {
+describe('migration 11: sealed buckets in hourly chunks', () => {
   const H = Date.UTC(2025, 2, 3, 8);
   const MIN = 60_000;
   /** Three hours of two markets (one changes its shape in the third) and a position, a reading a minute, folded. */
@@ -203,8 +207,8 @@ describe('migration 10: sealed buckets in hourly chunks', () => {
     };
   }
   /**
-   * The buckets as lookout 9 kept them: each one row of `reading_buckets` (a table migration 10 does not change, its
-   * rows written as lookout 9 wrote them: writeBucketValues of the bucket), the chunks gone.
+   * The buckets as lookout 10 kept them: each one row of `reading_buckets` (a table migration 11 does not change, its
+   * rows written as lookout 10 wrote them: writeBucketValues of the bucket), the chunks gone.
    */
   function unseal(store: ReturnType<typeof openStore>): void {
     const db = store.db;
@@ -223,7 +227,7 @@ describe('migration 10: sealed buckets in hourly chunks', () => {
     });
   }
 
-  it('seals every bucket of a database lookout 9 left, none lost, and gives the same answers', () => {
+  it('seals every bucket of a database lookout 10 left, none lost, and gives the same answers', () => {
     const path = join(dirs.make(), 'v9.db');
     const sealed = folded(path);
     const fromChunks = answers(sealed);
@@ -234,18 +238,75 @@ describe('migration 10: sealed buckets in hourly chunks', () => {
     const before = answers(sealed);
     expect(before).toEqual(fromChunks);
     expect((sealed.db.prepare(`SELECT count(*) AS n FROM reading_buckets`).get() as { n: number }).n).toBe(3 * 36);
-    // Schema 9: no chunk table.
-    sealed.db.exec(`DROP TABLE reading_bucket_chunks; DELETE FROM schema_migrations WHERE version = 10`);
+    // Schema 10: no chunk table.
+    sealed.db.exec(`DROP TABLE reading_bucket_chunks; DELETE FROM schema_migrations WHERE version = 11`);
     sealed.close();
     const store = openStore(path);
     try {
-      expect(store.version).toBe(10);
+      expect(store.version).toBe(11);
       expect(answers(store)).toEqual(before);
       const n = (sql: string) => (store.db.prepare(sql).get() as { n: number }).n;
       expect(n(`SELECT count(*) AS n FROM reading_buckets`)).toBe(0);
       // An entity's hour a chunk, and one more where m2's shape changed mid-hour.
       expect(n(`SELECT count(*) AS n FROM reading_bucket_chunks`)).toBe(3 * 3 + 1);
       expect(n(`SELECT sum(n) AS n FROM reading_bucket_chunks`)).toBe(3 * 36);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('migration 10: only the poll per entity, the latest reading from history', () => {
+  const history: OldRow[] = [
+    { kind: 'market', entity: 'm1', at: 1000, seen_at: 1000, poll: 'markets', labels: { market_id: 'm1' }, fields: marketFields(1, 0.5) },
+    { kind: 'market', entity: 'm1', at: 3000, seen_at: 3000, poll: 'markets', labels: { market_id: 'm1' }, fields: marketFields(1, 0.8) },
+    { kind: 'market', entity: 'm2', at: 1000, seen_at: 1000, poll: 'markets-b', labels: { market_id: 'm2' }, fields: marketFields(2, 0.6), unreadable: { borrow_apy: 'not a number: "n/a"' } },
+    { kind: 'market', entity: 'gone', at: 1000, seen_at: 1000, poll: 'markets', labels: {}, fields: { utilization: 0.1 } },
+  ];
+  /** Schema 9's latest rows: m1 moved on in time since its last change, m2 as stored, p1 with its history pruned; 'gone' vanished. */
+  const latest = [
+    { ...history[1]!, at: 5000, updated_at: 5000 },
+    { ...history[2]!, updated_at: 1000 },
+    { kind: 'position' as const, entity: 'p1', at: 2000, seen_at: 2000, updated_at: 2500, poll: 'positions', labels: { wallet: '0xw' }, fields: { wallet: '0xw', value_usd: -12.5, balance: '123456789012345678901234567890' } },
+  ];
+  const asReading = (r: OldRow): Reading => ({ kind: r.kind, entity: r.entity, at: r.at, labels: r.labels, fields: r.fields, ...(r.unreadable ? { unreadable: r.unreadable } : {}) });
+  const withNul = (r: OldRow) => (r.unreadable ? { ...r.fields, [UNREADABLE]: r.unreadable } : r.fields);
+
+  function v9Database(): string {
+    const path = join(dirs.make(), 'v9.db');
+    const old = openStore(path, { migrations: migrations.filter((m) => m.version <= 9) });
+    old.transaction(() => {
+      const write = createHistoryImporter(old.db);
+      for (const r of history) write({ ...r, fields: withNul(r) });
+      const put = createLatestImporter(old.db);
+      for (const r of latest) put({ ...r, fields: withNul(r) });
+    });
+    expect(old.version).toBe(9);
+    old.close();
+    return path;
+  }
+
+  it("keeps each entity's poll, answers its latest reading from history (or kept, where history has none), and loses none", () => {
+    const store = openStore(v9Database());
+    try {
+      expect(store.version).toBe(migrations.at(-1)!.version);
+      // m1's latest is history's newest: its values as the old latest had them, at the time they last changed.
+      expect(store.readings.latest('market', 'm1')).toEqual(asReading(history[1]!));
+      expect(store.readings.latest('market', 'm1')?.fields).toEqual(latest[0]!.fields);
+      expect(store.readings.latest('market', 'm2')).toEqual(asReading(history[2]!));
+      expect(store.readings.latest('position', 'p1')).toEqual(asReading(latest[2]!));
+      expect(store.readings.latest('market', 'gone')).toBeUndefined();
+      expect(store.readings.entitiesForPoll('markets')).toEqual([{ kind: 'market', entity: 'm1' }]);
+      expect(store.readings.entitiesForPoll('markets-b')).toEqual([{ kind: 'market', entity: 'm2' }]);
+      expect(store.readings.entitiesForPoll('positions')).toEqual([{ kind: 'position', entity: 'p1' }]);
+      expect(store.readings.counts().latest).toEqual({ market: 2, position: 1 });
+      // Only p1, whose history is gone, is kept, stamped with when it was written; its shape is not garbage.
+      expect(store.db.prepare(`SELECT seen_at, at FROM latest_kept`).all()).toEqual([{ seen_at: 2500, at: 2000 }]);
+      expect(store.readings.pruneShapes()).toBe(0);
+      const tables = (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((t) => t.name);
+      expect(tables).not.toContain('latest_readings');
+      // History is untouched.
+      expect([...store.readings.iterateHistory(0, 10_000)]).toHaveLength(history.length);
     } finally {
       store.close();
     }

@@ -45,7 +45,8 @@ describe('savePoll and latest', () => {
     const again = store.readings.savePoll('markets', [market('m1', 1000), market('m2', 2000, 0.5, { timestamp: 2000, block: 7 })], 2000);
     expect(first.inserted).toBe(2);
     expect(again).toEqual({ inserted: 0, latest: 2 });
-    expect(store.readings.latest('market', 'm2')?.at).toBe(2000);
+    // The latest reading is the newest stored: a snapshot that only moved on in time keeps the time of its last change.
+    expect(store.readings.latest('market', 'm2')).toMatchObject({ at: 1000, fields: { utilization: 0.5, block: 6 } });
     // A changed value is kept, and so is the same value again after it.
     expect(store.readings.savePoll('markets', [market('m2', 3000, 0.6, { timestamp: 3000, block: 8 })], 3000).inserted).toBe(1);
     expect(store.readings.savePoll('markets', [market('m2', 4000, 0.5, { timestamp: 4000, block: 9 })], 4000).inserted).toBe(1);
@@ -121,6 +122,15 @@ describe('savePoll and latest', () => {
     expect(store.readings.latestForPoll('markets-b').map((r) => [r.entity, r.at, r.fields.utilization])).toEqual([['m1', 3000, 0.8]]);
     // history is kept for windows and backtests
     expect(store.readings.historyAt('market', 'm2', 1000)?.entity).toBe('m2');
+    // The first poll returns m1 again, unchanged since its own last save that had it: it takes m1 back all the same.
+    store.readings.savePoll('markets', [market('m1', 1000)], 4000);
+    store.readings.savePoll('markets', [market('m1', 1000)], 4500);
+    expect(store.readings.entitiesForPoll('markets')).toEqual([{ kind: 'market', entity: 'm1' }]);
+    expect(store.readings.entitiesForPoll('markets-b')).toEqual([]);
+    // And after a restart (nothing remembered), the poll that saves first owns what it returns.
+    store.readings.forget();
+    store.readings.savePoll('markets-b', [market('m1', 3000, 0.8)], 5000);
+    expect(store.readings.entitiesForPoll('markets-b')).toEqual([{ kind: 'market', entity: 'm1' }]);
   });
 
   it("marks where an entity of a poll's last save is missing from its next one, that poll's only, and stores it afresh when it returns", () => {
@@ -251,6 +261,61 @@ describe('iterateHistory', () => {
 });
 
 describe('prune', () => {
+  it("keeps an entity's newest reading when the sealed hour chunk holding it is pruned", () => {
+    const H = 10 * 3_600_000;
+    store.readings.savePoll('markets', [market('m1', H + 60_000, 0.4), market('m2', H + 60_000, 0.5)], H + 65_000);
+    store.readings.savePoll('markets', [market('m1', H + 120_000, 0.41), market('m2', H + 60_000, 0.5)], H + 125_000);
+    // Folded and sealed: the raw rows are gone, the hour is one chunk per entity.
+    store.readings.downsample(H + 5 * 3_600_000);
+    expect(store.db.prepare('SELECT count(*) AS n FROM reading_bucket_chunks').get()).toEqual({ n: 2 });
+    expect(store.readings.counts()).toMatchObject({ history: 0 });
+    expect(store.readings.prune(H + 6 * 3_600_000)).toBe(2);
+    expect(store.readings.counts()).toMatchObject({ history: 0, buckets: 0 });
+    expect(store.readings.latest('market', 'm1')).toMatchObject({ at: H + 120_000, fields: { utilization: 0.41 } });
+    expect(store.readings.latest('market', 'm2')).toMatchObject({ at: H + 60_000, fields: { utilization: 0.5 } });
+    expect(store.readings.latest('market', 'm1')).not.toHaveProperty('bucket');
+  });
+
+  it("keeps an entity's newest reading while a poll returns it, from raw rows and from buckets, until history has a newer one or it vanished", () => {
+    const poll = (now: number, rows: Reading[]) => store.readings.savePoll('markets', rows, now);
+    // m1 changes at 1000 and 2000, then stays as it was; m2 changes at 1000 only; m3 vanishes at 3000.
+    poll(1000, [market('m1', 1000, 0.1), market('m2', 1000, 0.5), market('m3', 1000, 0.7)]);
+    poll(2000, [market('m1', 2000, 0.2), market('m2', 2000, 0.5), market('m3', 2000, 0.7)]);
+    poll(3000, [market('m1', 3000, 0.2), market('m2', 3000, 0.5)]);
+    store.readings.removeLatest('market', 'm3');
+    expect(store.readings.prune(10_000, { batchSize: 2 })).toBe(5); // 4 readings (the rest did not change) and m3's vanished mark
+    expect(store.readings.counts().history).toBe(0);
+    expect(store.readings.latest('market', 'm1')).toMatchObject({ at: 2000, fields: { utilization: 0.2 } });
+    expect(store.readings.latest('market', 'm2')).toMatchObject({ at: 1000, fields: { utilization: 0.5 } });
+    expect(store.readings.latest('market', 'm3')).toBeUndefined();
+    const kept = () => (store.db.prepare('SELECT count(*) AS n FROM latest_kept').get() as { n: number }).n;
+    expect(kept()).toBe(2);
+    // m1 moves again: history has a newer reading, and the next prune drops the kept one.
+    poll(12_000, [market('m1', 12_000, 0.3), market('m2', 12_000, 0.5)]);
+    expect(store.readings.latest('market', 'm1')?.fields.utilization).toBe(0.3);
+    store.readings.prune(11_000);
+    expect(kept()).toBe(1);
+    // From buckets: m1's rows folded, then the buckets pruned; the newest bucket's last reading is kept.
+    poll(13_000, [market('m1', 13_000, 0.4), market('m2', 13_000, 0.5)]);
+    store.readings.downsample(20_000);
+    expect(store.readings.counts()).toMatchObject({ history: 0 });
+    // Its latest reading is now the newest bucket's last one, without the bucket's extremes.
+    expect(store.readings.latest('market', 'm1')).toMatchObject({ at: 13_000, fields: { utilization: 0.4 } });
+    expect(store.readings.latest('market', 'm1')).not.toHaveProperty('bucket');
+    expect(store.readings.prune(Number.MAX_SAFE_INTEGER)).toBeGreaterThan(0);
+    expect(store.readings.counts()).toMatchObject({ history: 0, buckets: 0 });
+    expect(store.readings.latest('market', 'm1')).toMatchObject({ at: 13_000, fields: { utilization: 0.4 } });
+    expect(store.readings.latest('market', 'm1')).not.toHaveProperty('bucket');
+    expect(store.readings.latest('market', 'm2')).toMatchObject({ at: 1000, fields: { utilization: 0.5 } });
+    // Its shape is still needed.
+    expect(store.readings.pruneShapes()).toBe(0);
+    expect(store.readings.latestAll('market').map((r) => r.entity)).toEqual(['m1', 'm2']);
+    // Once no poll returns it, its kept reading goes with it.
+    expect(store.readings.removeLatest('market', 'm2')).toBe(true);
+    expect(store.readings.latest('market', 'm2')).toBeUndefined();
+    expect(kept()).toBe(1);
+  });
+
   it('removes only history stored before the cutoff, in batches, and keeps latest', () => {
     for (let i = 0; i < 10; i++) {
       store.readings.savePoll('markets', Array.from({ length: 5 }, (_, m) => market(`m${m}`, 1000 + i * 100, 0.1 + i / 100)), 1000 + i * 100);

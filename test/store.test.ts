@@ -276,7 +276,7 @@ describe('reading rows stay on shared pages', () => {
     const fields = { blob: 'x'.repeat(1000) };
     const rows = Array.from({ length: 500 }, (_, i) => market(`m${i}`, 1000, 0.5, fields));
     store.readings.savePoll('markets', rows, 1000);
-    for (const table of ['reading_history', 'latest_readings']) {
+    for (const table of ['reading_history']) {
       const pages = store.db.prepare(`SELECT count(*) AS n FROM dbstat WHERE name = ? AND pagetype = 'overflow'`).get(table) as { n: number };
       expect(pages.n, `${table} overflow pages`).toBe(0);
     }

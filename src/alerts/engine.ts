@@ -18,7 +18,7 @@ import type { RuleBase } from '../rules/schema.js';
 import { selectTest, type Select } from '../rules/select.js';
 import { createHistoryChanges } from '../store/history-changes.js';
 import type { Store } from '../store/index.js';
-import { fingerprint, isActive, newAlert, step, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
+import { fingerprint, isActive, newAlert, step, type AlertDescription, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
 import { createAlertRepo, type AlertRepo } from './repo.js';
 import { builtinDescription, SOURCE_DOWN, WATCHDOG, WATCHDOG_ENTITY } from './builtin.js';
 import { HistoryMemo } from './history-memo.js';
@@ -435,7 +435,7 @@ export class AlertEngine {
         if (verdict.status === 'data_error') s.out.dataErrors.push({ rule: rule.name, entity: reading.entity, reason: verdict.reason });
         continue; // the common case: nothing wrong, nothing stored
       }
-      const describe = () => describeAlert(rule, reading, verdict);
+      const describe = (current: Readonly<AlertDescription>) => describeAlert(rule, reading, verdict, current);
       const signal: Signal = { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe };
       this.apply(prev, signal, s.now, c.settings, { ...s.id, entity: reading.entity }, s.out);
       s.judged.add(reading.entity);
@@ -479,12 +479,44 @@ function identityOf(a: Alert): AlertIdentity {
   return { rule: a.rule, kind: a.kind, entity: a.entity, severity: a.severity };
 }
 
-/** Labels (rule, alertname, severity over the reading's and the rule's labels) and rendered annotations of one alert. */
-export function describeAlert(rule: RuleBase, reading: Reading, verdict: Verdict): { labels: Record<string, string>; annotations: Record<string, string> } {
+/**
+ * Labels (rule, alertname, severity over the reading's and the rule's labels) and rendered annotations of one alert;
+ * `current`'s own objects where they are equal to what would be built (see {@link AlertDescription}).
+ */
+export function describeAlert(rule: RuleBase, reading: Reading, verdict: Verdict, current?: Readonly<AlertDescription>): AlertDescription {
   return {
-    labels: { ...reading.labels, ...rule.labels, rule: rule.name, alertname: rule.name, severity: rule.severity },
-    annotations: renderAnnotations(rule, reading, verdict),
+    labels:
+      current && sameLabels(current.labels, rule, reading)
+        ? current.labels
+        : { ...reading.labels, ...rule.labels, rule: rule.name, alertname: rule.name, severity: rule.severity },
+    annotations: renderAnnotations(rule, reading, verdict, current?.annotations),
   };
+}
+
+const OWN_LABELS = new Set(['rule', 'alertname', 'severity']);
+// Labels are plain data (spread or parsed): every own member is enumerable, and Object.hasOwn is the fast test.
+const hasOwn = (o: object, k: string): boolean => Object.hasOwn(o, k);
+
+/** Whether `labels` holds exactly what {@link describeAlert} would build for the reading, without building it. */
+function sameLabels(labels: Readonly<Record<string, string>>, rule: RuleBase, reading: Reading): boolean {
+  if (!hasOwn(labels, 'rule') || labels.rule !== rule.name || labels.alertname !== rule.name || labels.severity !== rule.severity) return false;
+  if (!hasOwn(labels, 'alertname') || !hasOwn(labels, 'severity')) return false;
+  const extra = rule.labels;
+  let n = OWN_LABELS.size;
+  for (const k in reading.labels) {
+    if (OWN_LABELS.has(k) || (extra !== undefined && hasOwn(extra, k))) continue;
+    if (!hasOwn(labels, k) || labels[k] !== reading.labels[k]) return false;
+    n++;
+  }
+  if (extra !== undefined) {
+    for (const k in extra) {
+      if (OWN_LABELS.has(k)) continue;
+      if (!hasOwn(labels, k) || labels[k] !== extra[k]) return false;
+      n++;
+    }
+  }
+  for (const _ in labels) n--;
+  return n === 0;
 }
 
 /** The memo as this poll's history view: brought up to date with the store when a rule first looks back; `range` cached per poll. */

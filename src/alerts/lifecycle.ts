@@ -33,7 +33,11 @@ export interface AlertIdentity {
   severity: Severity;
 }
 
-/** Labels and annotations of an alert; built lazily, only for alerts that are (or become, or stop being) active. */
+/**
+ * Labels and annotations of an alert; built lazily, only for alerts that are (or become, or stop being) active. A
+ * describer is given the alert's current ones: where its own would be equal it may return those same objects (an
+ * alert judged again every poll then keeps its maps), and whatever it returns the alert keeps, never changed after.
+ */
 export interface AlertDescription {
   labels: Record<string, string>;
   annotations: Record<string, string>;
@@ -42,7 +46,7 @@ export interface AlertDescription {
 /** One thing that happened to a (rule, entity) pair. */
 export type Signal =
   /** A reading of the entity was judged. */
-  | { type: 'verdict'; verdict: Verdict; data_at?: number | null; block?: number | null; describe?: () => AlertDescription }
+  | { type: 'verdict'; verdict: Verdict; data_at?: number | null; block?: number | null; describe?: (current: Readonly<AlertDescription>) => AlertDescription }
   /** A successful poll that last saw the entity did not return it (or it no longer matches the rule's select). */
   | { type: 'absent' }
   /** The poll that feeds the rule failed: changes nothing. */
@@ -116,7 +120,7 @@ export function newAlert(id: AlertIdentity, now: number): Alert {
   };
 }
 
-/** A deep-enough copy: the arrays and maps of an alert are never shared between states or events. */
+/** A deep-enough copy, for an event: the arrays and maps of an event's alert are its own. */
 export function cloneAlert(a: Alert): Alert {
   return { ...a, labels: { ...a.labels }, annotations: { ...a.annotations }, changes: [...a.changes] };
 }
@@ -132,13 +136,18 @@ function morePeak(peak: number | null, value: number | null, threshold: number |
   return below ? Math.min(peak, value) : Math.max(peak, value);
 }
 
-/** Applies one signal to the previous state of a (rule, entity) pair. Pure: `prev` is never modified. */
+/**
+ * Applies one signal to the previous state of a (rule, entity) pair. Pure: `prev` is never modified. The next state
+ * shares the maps and the list of `prev` that did not change (a step replaces them, never changes them in place): an
+ * incident judges thousands of active alerts a poll, and copying each one's labels and annotations twice was a
+ * good part of their cost (issue 14, B4).
+ */
 export function step(prev: TrackedAlert | undefined, input: StepInput): StepResult {
   const { signal, now, settings } = input;
   if (signal.type === 'failed_poll') {
     return { next: prev ?? { alert: newAlert(input.identity, now), cleared_at: null }, events: [] };
   }
-  const a = prev ? cloneAlert(prev.alert) : newAlert(input.identity, now);
+  const a = prev ? { ...prev.alert } : newAlert(input.identity, now);
   let clearedAt = prev?.cleared_at ?? null;
   const events: AlertEvent[] = [];
   let dataError: string | undefined;
@@ -216,9 +225,9 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
       a.kind = input.identity.kind;
       a.severity = input.identity.severity;
       if (signal.describe) {
-        const d = signal.describe();
-        a.labels = { ...d.labels };
-        a.annotations = { ...d.annotations };
+        const d = signal.describe(a);
+        a.labels = d.labels;
+        a.annotations = d.annotations;
       }
       if (v.status === 'breach') {
         clearedAt = null;

@@ -208,7 +208,8 @@ try {
   let scrapes: E2eResult['scrapes'];
   if (input.scrapeWhilePolling) {
     if (daemon.url === undefined) throw new Error('the bench config has no HTTP listener');
-    const scrapedPolls = input.reps.runs;
+    // Three times the timed runs: ~8 scrapes a poll, so a full run's p99 is over 100+ scrapes, not their maximum.
+    const scrapedPolls = 3 * input.reps.runs;
     const before = lines.length;
     const r = await scrapeWhile(`${daemon.url}/metrics`, SCRAPE_EVERY_MS, async () => {
       for (let i = 0; i < scrapedPolls; i++) await daemon.pollNow('markets');

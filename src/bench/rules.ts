@@ -1,7 +1,9 @@
 /**
  * Benchmark 4: rule evaluation. `AlertEngine.applyPoll` over one poll of 10,000 market readings, in the
  * poll's transaction as the poll runner calls it, with history an hour deep so `apy_jump` has its window; and over
- * one poll of 50,000 positions. The baseline is a bare loop over the same readings doing one comparison only.
+ * one poll of 50,000 positions. Each timed poll is a new answer of the service a second after the one before (times,
+ * blocks and the incident's values move), never the same poll again. The baseline is a bare loop over the same
+ * readings doing one comparison only.
  */
 import { join } from 'node:path';
 import { AlertEngine, type EngineResult } from '../alerts/engine.js';
@@ -58,14 +60,31 @@ function bareUnverified(readings: readonly Reading[]): number {
   return unverified;
 }
 
-/** One market in 20 with utilization at 97% and borrow APY at 30%: an incident across 500 markets. */
-function incident(readings: readonly Reading[]): Reading[] {
-  return readings.map((r, i) => (i % 20 === 0 ? { ...r, fields: { ...r.fields, utilization: 0.97, borrow_apy: 0.3 } } : r));
-}
+/** What an incident does to one reading's fields in poll `k` (`i`: the reading's index in the poll), or undefined: not one of its entities. */
+type Incident = (fields: Readonly<Record<string, unknown>>, k: number, i: number) => Record<string, unknown> | undefined;
 
-/** One position in 20 unverified and worth $1M: an incident across 2,500 positions. */
-function positionsIncident(readings: readonly Reading[]): Reading[] {
-  return readings.map((r, i) => (i % 20 === 0 ? { ...r, fields: { ...r.fields, verified: false, value_usd: 1_000_000 } } : r));
+/**
+ * One market in 20 with utilization about 97% and borrow APY about 30%: an incident across 500 markets. The values
+ * move a little from poll to poll (utilization 97.0–97.4%, borrow APY 30.0–30.4%), as they do in a real incident.
+ */
+const marketsIncident: Incident = (f, k, i) =>
+  i % 20 === 0 ? { ...f, utilization: 0.97 + 0.001 * ((k + i) % 5), borrow_apy: 0.3 + 0.001 * ((k + 3 * i) % 5) } : undefined;
+
+/** One position in 20 unverified and worth about $1M (a little more each poll): an incident across 2,500 positions. */
+const positionsIncident: Incident = (f, k, i) => (i % 20 === 0 ? { ...f, verified: false, value_usd: 1_000_000 + 250 * k } : undefined);
+
+/**
+ * The service's answer `k` polls after the captured one, a second apart: every reading's time, timestamp and block
+ * moved on (so nothing an alert holds stays the same from one poll to the next, as live), the incident's values applied.
+ */
+function pollAt(base: readonly Reading[], k: number, incident: Incident | undefined): Reading[] {
+  const dt = k * 1_000;
+  return base.map((r, i) => {
+    const fields = incident?.(r.fields, k, i) ?? { ...r.fields };
+    if (typeof fields.timestamp === 'number') fields.timestamp += dt;
+    if (typeof fields.block === 'number') fields.block += k;
+    return { ...r, at: r.at + dt, fields };
+  });
 }
 
 function engineBench(set: Exclude<RuleSet, object>, scenario: 'calm' | 'incident' = 'calm', poll: 'markets' | 'positions' = 'markets') {
@@ -73,24 +92,30 @@ function engineBench(set: Exclude<RuleSet, object>, scenario: 'calm' | 'incident
     const f = await fixture(ctx);
     const { store, at } = f;
     const base = poll === 'markets' ? f.current : f.positions;
-    const current = scenario === 'calm' ? base : poll === 'markets' ? incident(base) : positionsIncident(base);
+    const incident = scenario === 'calm' ? undefined : poll === 'markets' ? marketsIncident : positionsIncident;
     const cfg = loadBenchConfig({ baseUrl: 'http://127.0.0.1:9', catalogUrl: 'http://127.0.0.1:9', apiKey: 'k', dbPath: store.path, rules: set });
     const rules = cfg.rules.map((r) => r.rule);
     const engine = new AlertEngine({ store, rules, alerting: cfg.alerting, sourceDown: cfg.source_down, watchdog: cfg.watchdog, clock: systemClock, log: silentLogger });
-    const outcome: PollOutcome = { poll, kind: poll === 'markets' ? 'metrics' : 'positions', ok: true, readings: current, rejected: [], started_at: at, finished_at: at };
-    // Successive polls a second apart: alerts that are pending stay pending (`for: 10m`), as in most polls.
-    let now = at;
+    // Successive polls a second apart, each with the readings the service would answer then (built untimed): alerts
+    // that are pending stay pending (`for: 10m`), as in most polls, with their values and data times moving.
+    let k = 0;
+    let outcome: PollOutcome | undefined;
     let last: EngineResult | undefined;
     let first: { events: number; ms: number } | undefined;
     const t = await timePair(
       {
+        before: () => {
+          k++;
+          const readings = pollAt(base, k, incident);
+          outcome = { poll, kind: poll === 'markets' ? 'metrics' : 'positions', ok: true, readings, rejected: [], started_at: at + k * 1_000, finished_at: at + k * 1_000 };
+        },
         run: () => {
           const t0 = performance.now();
-          last = store.transaction(() => engine.applyPoll(outcome, (now += 1_000)));
+          last = store.transaction(() => engine.applyPoll(outcome!, at + k * 1_000));
           first ??= { events: last.events.length, ms: performance.now() - t0 };
         },
       },
-      { run: () => (poll === 'markets' ? bareUtilization(current) : bareUnverified(current)) },
+      { run: () => (poll === 'markets' ? bareUtilization(outcome!.readings) : bareUnverified(outcome!.readings)) },
       ctx.reps,
     );
     const s = summarize(t.subject);

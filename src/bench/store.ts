@@ -150,7 +150,7 @@ async function replay(ctx: BenchContext): Promise<void> {
     const history = (store.db.prepare('SELECT count(*) AS n FROM reading_history').get() as { n: number }).n;
     const perDay = MARKETS * (86_400_000 / POLL_INTERVAL_MS);
     const byTable = tableBytes(store.db);
-    // What grows with every poll: the history table and its indexes (latest_readings stays one row per entity).
+    // What grows with every poll: the history table and its indexes (latest_entities stays one row per entity).
     const growing = byTable.filter((t) => t.name.startsWith('reading_history')).reduce((sum, t) => sum + t.bytes, 0) || bytes;
     const perRow = growing / history;
     ctx.figure('bytes_per_history_row', perRow);

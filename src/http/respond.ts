@@ -1,6 +1,7 @@
 /** Small helpers of the HTTP server: JSON and error responses, request bodies, listen addresses. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LookoutError } from '../errors.js';
+import { outputWaiting } from '../yielding.js';
 
 /** Largest request body accepted, bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -24,12 +25,21 @@ export function send(res: ServerResponse, status: number, contentType: string, b
   res.end(body);
 }
 
-/** Sends a body given as byte chunks, in order, without joining them first (the 12 MB of /metrics). */
+/**
+ * Sends a body given as byte chunks, in order, without joining them first (the 12 MB of /metrics). Until the socket
+ * has taken the last byte (or closed), long work gives the event loop a turn every millisecond instead of every 8
+ * ({@link outputWaiting}), so a poll running meanwhile does not stretch the transfer.
+ */
 export function sendChunks(res: ServerResponse, status: number, contentType: string, chunks: readonly Buffer[], headers: Record<string, string> = {}): void {
   const length = chunks.reduce((n, c) => n + c.length, 0);
   res.writeHead(status, { ...COMMON_HEADERS, 'content-type': contentType, 'content-length': length, ...headers });
-  for (const c of chunks) res.write(c);
+  let waiting = false;
+  for (const c of chunks) waiting = !res.write(c) || waiting;
   res.end();
+  if (waiting && !res.writableFinished) {
+    // 'close' comes once the response is complete, or when the connection ended first.
+    res.once('close', outputWaiting());
+  }
 }
 
 /** Sends a JSON value. */

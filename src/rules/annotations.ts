@@ -40,27 +40,52 @@ export function templateScope(rule: RuleBase, reading: Reading, verdict?: Verdic
   return scope;
 }
 
-/** Renders every annotation of `rule` for a reading and its verdict; never throws. */
-export function renderAnnotations(rule: RuleBase, reading: Reading, verdict?: Verdict): Record<string, string> {
-  const entries = Object.entries(rule.annotations ?? {});
+/**
+ * Renders every annotation of `rule` for a reading and its verdict; never throws. Given the alert's `current`
+ * annotations, returns that same object when every text comes out as it is there.
+ */
+export function renderAnnotations(rule: RuleBase, reading: Reading, verdict?: Verdict, current?: Readonly<Record<string, string>>): Record<string, string> {
+  const { keys, templates, names } = compiledOf(rule);
+  let same = current !== undefined && countKeys(current) === keys.length;
   const out: Record<string, string> = {};
-  if (entries.length === 0) return out;
-  const scope = scopeFor(namesRead(entries), rule, reading, verdict);
-  for (const [key, text] of entries) out[key] = compileCached(text).render(scope);
-  return out;
+  if (keys.length === 0) return same ? current! : out;
+  const scope = scopeFor(names, rule, reading, verdict);
+  for (let i = 0; i < keys.length; i++) {
+    const text = templates[i]!.render(scope);
+    out[keys[i]!] = text;
+    same &&= Object.prototype.propertyIsEnumerable.call(current, keys[i]!) && current![keys[i]!] === text;
+  }
+  return same ? current! : out;
 }
 
-/** The top-level names the templates read (`labels` for `labels.chain`), by annotations text. */
-const namesCache = new Map<string, readonly string[]>();
+function countKeys(o: object): number {
+  let n = 0;
+  for (const _ in o) n++;
+  return n;
+}
 
-function namesRead(entries: ReadonlyArray<[string, string]>): readonly string[] {
-  const key = JSON.stringify(entries.map((e) => e[1]));
-  let names = namesCache.get(key);
-  if (!names) {
-    names = [...new Set(entries.flatMap(([, text]) => compileCached(text).names.map((n) => n.split('.')[0]!)))];
-    namesCache.set(key, names);
+/** A rule's annotations compiled: their keys and templates, and the top-level names they read (`labels` for `labels.chain`). */
+interface CompiledAnnotations {
+  keys: readonly string[];
+  templates: readonly CompiledTemplate[];
+  names: readonly string[];
+}
+
+/** By the rule's annotations object: a rule is judged thousands of times a poll, its annotations never change. */
+const compiledAnnotations = new WeakMap<object, CompiledAnnotations>();
+const NO_ANNOTATIONS: CompiledAnnotations = { keys: [], templates: [], names: [] };
+
+function compiledOf(rule: RuleBase): CompiledAnnotations {
+  const annotations = rule.annotations;
+  if (!annotations) return NO_ANNOTATIONS;
+  let c = compiledAnnotations.get(annotations);
+  if (!c) {
+    const entries = Object.entries(annotations);
+    const templates = entries.map(([, text]) => compileCached(text));
+    c = { keys: entries.map(([k]) => k), templates, names: [...new Set(templates.flatMap((t) => t.names.map((n) => n.split('.')[0]!)))] };
+    compiledAnnotations.set(annotations, c);
   }
-  return names;
+  return c;
 }
 
 const own = (o: object, k: string): boolean => Object.prototype.propertyIsEnumerable.call(o, k);
@@ -70,21 +95,35 @@ const own = (o: object, k: string): boolean => Object.prototype.propertyIsEnumer
  * copying every field of the reading for each alert judged (2,000 active alerts a poll in an incident).
  */
 function scopeFor(names: readonly string[], rule: RuleBase, reading: Reading, verdict?: Verdict): Record<string, unknown> {
-  // Each layer over the one before, as templateScope builds it: fields, the reading's identity, then the verdict's.
-  const identity: Record<string, unknown> = { labels: reading.labels, entity: reading.entity, at: reading.at, kind: reading.kind, rule };
-  const top: Record<string, unknown> | undefined = !verdict
-    ? undefined
-    : verdict.status === 'wait' || verdict.status === 'data_error'
-      ? { reason: verdict.reason, value: verdict.status === 'data_error' ? (verdict.value ?? null) : null }
-      : { ...(verdict.context ?? {}), value: verdict.value, threshold: verdict.threshold, previous: verdict.previous ?? null };
   // No prototype: a field named __proto__ is a member here, as the spread in templateScope makes it.
   const scope: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const n of names) {
-    if (top && own(top, n)) scope[n] = top[n];
-    else if (own(identity, n)) scope[n] = identity[n];
+    // Each layer over the one before, as templateScope builds it: fields, the reading's identity, then the verdict's.
+    const v = verdict === undefined ? MISSING : verdictValue(verdict, n);
+    if (v !== MISSING) scope[n] = v;
+    else if (n === 'labels') scope[n] = reading.labels;
+    else if (n === 'entity') scope[n] = reading.entity;
+    else if (n === 'at') scope[n] = reading.at;
+    else if (n === 'kind') scope[n] = reading.kind;
+    else if (n === 'rule') scope[n] = rule;
     else if (own(reading.fields, n)) scope[n] = reading.fields[n];
   }
   return scope;
+}
+
+const MISSING = Symbol('missing');
+
+/** What the verdict's layer of {@link templateScope} holds under `name`, or {@link MISSING}. */
+function verdictValue(verdict: Verdict, name: string): unknown {
+  if (verdict.status === 'wait' || verdict.status === 'data_error') {
+    if (name === 'reason') return verdict.reason;
+    if (name === 'value') return verdict.status === 'data_error' ? (verdict.value ?? null) : null;
+    return MISSING;
+  }
+  if (name === 'value') return verdict.value;
+  if (name === 'threshold') return verdict.threshold;
+  if (name === 'previous') return verdict.previous ?? null;
+  return verdict.context !== undefined && own(verdict.context, name) ? verdict.context[name] : MISSING;
 }
 
 /** Whether `name` (as written in a template) is something a rule of `kind` reading `readingKinds` can show. */

@@ -88,7 +88,7 @@ export interface CompiledTemplate {
   errors: string[];
 }
 
-type Part = string | { name: string; pipes: Array<{ filter: Filter; arg: string | number | undefined }> };
+type Part = string | { name: string; segments: readonly string[]; pipes: Array<{ filter: Filter; arg: string | number | undefined }> };
 
 const NAME = /^[A-Za-z_][\w-]*(?:\.[\w-]+)*$/;
 const PIPE = /^([A-Za-z_]\w*)(?:\s+(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([-+]?\d+(?:\.\d+)?)))?$/;
@@ -146,21 +146,25 @@ export function compileTemplate(text: string): CompiledTemplate {
       const arg = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : m[3] !== undefined ? m[3] : m[4] !== undefined ? Number(m[4]) : undefined;
       pipes.push({ filter, arg });
     }
-    parts.push({ name: head, pipes });
+    parts.push({ name: head, segments: head.split('.'), pipes });
     refs.push({ name: head, optional });
   }
   parts.push(text.slice(pos));
   return {
-    render: (scope) => parts.map((p) => (typeof p === 'string' ? p : renderPart(p, scope))).join(''),
+    render: (scope) => {
+      let out = '';
+      for (const p of parts) out += typeof p === 'string' ? p : renderPart(p, scope);
+      return out;
+    },
     names: [...new Set(refs.map((r) => r.name))],
     refs,
     errors,
   };
 }
 
-function lookup(scope: Record<string, unknown>, name: string): unknown {
+function lookup(scope: Record<string, unknown>, segments: readonly string[]): unknown {
   let cur: unknown = scope;
-  for (const seg of name.split('.')) {
+  for (const seg of segments) {
     if (cur === null || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, seg)) return undefined;
     cur = (cur as Record<string, unknown>)[seg];
   }
@@ -169,7 +173,7 @@ function lookup(scope: Record<string, unknown>, name: string): unknown {
 
 function renderPart(p: Exclude<Part, string>, scope: Record<string, unknown>): string {
   try {
-    let v = lookup(scope, p.name);
+    let v = lookup(scope, p.segments);
     for (const { filter, arg } of p.pipes) v = filter(v, arg);
     return formatValue(v);
   } catch {

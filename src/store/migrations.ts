@@ -16,6 +16,7 @@ import { partsSentMigration } from '../notify/parts-migration.js';
 import { slackThreadsMigration } from '../notify/threads-migration.js';
 import { compactHistoryMigration } from './compact-history-migration.js';
 import { packedLatestMigration } from './packed-latest-migration.js';
+import { latestEntitiesMigration } from './latest-entities-migration.js';
 import { bucketChunksMigration } from './bucket-chunks-migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
@@ -40,7 +41,8 @@ export const migrations: readonly Migration[] = [
   slackThreadsMigration, // 7: notify_slack_threads, the message a Slack bot-mode notifier edits per incident (src/notify/threads-migration.ts)
   compactHistoryMigration, // 8: compact history rows (ids + packed values), 5-minute buckets (src/store/compact-history-migration.ts)
   packedLatestMigration, // 9: the latest reading per entity packed like history (shape id + values), not JSON (src/store/packed-latest-migration.ts)
-  bucketChunksMigration, // 10: buckets of past hours as one chunk per entity and hour (src/store/bucket-chunks-migration.ts)
+  latestEntitiesMigration, // 10: per entity only the poll that returned it last; the latest reading is history's newest (src/store/latest-entities-migration.ts)
+  bucketChunksMigration, // 11: buckets of past hours as one chunk per entity and hour (src/store/bucket-chunks-migration.ts)
 ];
 
 /** One row of `schema_migrations`. */

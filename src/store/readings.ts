@@ -1,5 +1,6 @@
 /**
- * Readings: the newest reading per entity (`latest_readings`, JSON) and a history for windows and backtests.
+ * Readings: a history for windows and backtests, and per entity the poll that returned it last (`latest_entities`);
+ * an entity's latest reading is its newest in history.
  *
  * History at full resolution (`reading_history`) keeps a row, stamped with the poll time (`seen_at`), each time a
  * poll returns an entity differently from how that poll last returned it: a changed value, a changed time of a daily
@@ -21,7 +22,7 @@ import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
 import { chunkStart } from './bucket-chunks.js';
 import { createBucketStore } from './bucket-store.js';
-import { bucketOf, bucketStart, mergeBuckets, type Bucket } from './buckets.js';
+import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
 import { isPacked, packReading, Reader, unpackFields, writeValue, Writer, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
 import { StoreError } from './errors.js';
@@ -34,7 +35,7 @@ export type HistoryReading = Reading & { poll: string; seen_at: number; vanished
 export interface SavePollResult {
   /** New history rows (an entity returned as this poll last returned it is not stored again). */
   inserted: number;
-  /** Entities whose latest reading was written. */
+  /** Entities the poll returned (each now has this poll as the one that returned it last). */
   latest: number;
 }
 
@@ -74,22 +75,33 @@ export interface EntityKey {
   entity: string;
 }
 
-/** Repository of readings. Every method runs in the caller's transaction when called inside one. */
+/**
+ * Repository of readings. Every method runs in the caller's transaction when called inside one.
+ *
+ * An entity's **latest reading** is its newest stored reading (by its time; of several revisions of that time, the
+ * last stored), from full-resolution history or a bucket's last reading — or, when pruning took that, from
+ * `latest_kept`, where prune moves it while the entity is current. A snapshot returned again with the same values
+ * and only a newer time stores nothing (see savePoll), so its latest reading keeps the time of its last change.
+ */
 export interface ReadingsRepo {
-  /** Upserts the latest reading per entity and appends new history rows, atomically (a savepoint inside a caller's transaction). */
+  /**
+   * Appends new history rows and records, per entity, that `poll` returned it last (written only when that changes),
+   * atomically (a savepoint inside a caller's transaction).
+   */
   savePoll(poll: string, readings: readonly Reading[], now: number): SavePollResult;
   /** savePoll as steps that pause between readings, for a transaction the caller holds open ({@link Store.transactionYielding}). */
   savePollSteps(poll: string, readings: readonly Reading[], now: number): Steps<SavePollResult>;
+  /** The entity's latest reading, undefined when no poll returned it (or it vanished: {@link removeLatest}). */
   latest(kind: ReadingKind, entity: string): Reading | undefined;
   /** Every latest reading of a kind, ordered by entity. */
   latestAll(kind: ReadingKind): Reading[];
-  /** Every latest reading last written by `poll`, ordered by kind then entity. */
+  /** The latest reading of every entity `poll` returned last, ordered by kind then entity. */
   latestForPoll(poll: string): Reading[];
-  /** The entities whose latest reading was last written by `poll`. */
+  /** The entities `poll` returned last, ordered by kind then entity. */
   entitiesForPoll(poll: string): EntityKey[];
-  /** The same, a page at a time (ordered by kind then entity), for callers that pause between pages. */
+  /** The same, a page at a time (in the order of their history ids), for callers that pause between pages. */
   entitiesForPollPaged(poll: string, pageSize?: number): Generator<EntityKey[], void, void>;
-  /** Forgets an entity's latest reading (it vanished); its history stays until pruned. Returns whether a row went. */
+  /** Forgets that a poll returned the entity (it vanished): no latest reading then; its history stays until pruned. Returns whether it had one. */
   removeLatest(kind: ReadingKind, entity: string): boolean;
   /**
    * The newest stored reading with at ≤ t (of several revisions of that time, the last seen), or undefined when
@@ -119,7 +131,8 @@ export interface ReadingsRepo {
   downsample(before: number, opts?: PruneOptions): DownsampleResult;
   /**
    * Deletes history stored before `olderThan` and buckets that start before it, in batches; returns the rows deleted
-   * (chunk rows count one each). Sealed buckets go by whole hours: those of the hour holding `olderThan` stay.
+   * (chunk rows count one each). Sealed buckets go by whole hours: those of the hour holding `olderThan` stay. The
+   * newest stored reading of an entity a poll still returns is moved to `latest_kept` first: it stays its latest.
    */
   prune(olderThan: number, opts?: PruneOptions): number;
   /** Deletes shapes no history row or bucket points to (a full scan: run it rarely). Returns the rows deleted. */
@@ -127,13 +140,6 @@ export interface ReadingsRepo {
   counts(): ReadingCounts;
 }
 
-interface LatestRow {
-  kind: ReadingKind;
-  entity: string;
-  at: number;
-  shape: number;
-  vals: Buffer;
-}
 interface RawRow {
   seen_at: number;
   entity: number;
@@ -197,22 +203,18 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const { entities, polls, shapes } = historyDictionaries(db);
   const w = new Writer();
 
-  const upsertLatest = latestUpsert(db);
-  const updateLatest = db.prepare<[number, number, Buffer, number, ReadingKind, string, string]>(
-    `UPDATE latest_readings SET at = ?, shape = ?, vals = ?, updated_at = ? WHERE kind = ? AND entity = ? AND poll = ?`,
-  );
+  const own = ownerUpsert(db);
   const insertHistory = db.prepare(
     `INSERT OR IGNORE INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`,
   );
-  const latestCols = `kind, entity, at, shape, vals`;
-  const getLatest = db.prepare<[string, string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE kind = ? AND entity = ?`);
-  const allLatest = db.prepare<[string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE kind = ? ORDER BY entity`);
-  const pollLatest = db.prepare<[string], LatestRow>(`SELECT ${latestCols} FROM latest_readings WHERE poll = ? ORDER BY kind, entity`);
-  const pollEntities = db.prepare<[string], EntityKey>(`SELECT kind, entity FROM latest_readings WHERE poll = ? ORDER BY kind, entity`);
-  const pollEntitiesAfter = db.prepare<[string, string, string, number], EntityKey>(
-    `SELECT kind, entity FROM latest_readings WHERE poll = ? AND (kind, entity) > (?, ?) ORDER BY kind, entity LIMIT ?`,
+  const ownerOf = db.prepare<[number], { poll: number }>(`SELECT poll FROM latest_entities WHERE entity = ?`);
+  const allOwned = db.prepare<[], { entity: number }>(`SELECT entity FROM latest_entities`);
+  const pollOwnedAfter = db.prepare<[number, number, number], { entity: number }>(
+    `SELECT entity FROM latest_entities WHERE poll = ? AND entity > ? ORDER BY entity LIMIT ?`,
   );
-  const deleteLatest = db.prepare(`DELETE FROM latest_readings WHERE kind = ? AND entity = ?`);
+  const deleteOwner = db.prepare<[number]>(`DELETE FROM latest_entities WHERE entity = ?`);
+  const keptGet = db.prepare<[number], RawRow>(`SELECT seen_at, entity, at, poll, shape, vals FROM latest_kept WHERE entity = ?`);
+  const deleteKept = db.prepare<[number]>(`DELETE FROM latest_kept WHERE entity = ?`);
 
   const rawCols = `seen_at, entity, at, poll, shape, vals`;
   const rawAt = db.prepare<[number, number, number], RawRow>(
@@ -249,14 +251,45 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     `DELETE FROM reading_history WHERE (seen_at, entity, at, poll) IN
        (SELECT seen_at, entity, at, poll FROM reading_history WHERE seen_at < ? ORDER BY seen_at LIMIT ?)`,
   );
+  // Before each batch of raw rows goes: the rows of it that are the newest raw row of an entity a poll still returns
+  // (newest by time, then storage time; not older than what is kept already). Run with the batch's own cutoff and
+  // limit, so it looks at exactly the rows the batch deletes. Buckets hold older readings than the raw rows left
+  // (downsampling folds the oldest first); where not, the latest reading is still the newest of all (latestOf).
+  const keepRawBatch = db.prepare(
+    `INSERT OR REPLACE INTO latest_kept (entity, seen_at, at, poll, shape, vals)
+     SELECT h.entity, h.seen_at, h.at, h.poll, h.shape, h.vals FROM reading_history h
+     WHERE (h.seen_at, h.entity, h.at, h.poll) IN (SELECT seen_at, entity, at, poll FROM reading_history WHERE seen_at < ? ORDER BY seen_at LIMIT ?)
+       AND h.shape != ${VANISHED}
+       AND EXISTS (SELECT 1 FROM latest_entities l WHERE l.entity = h.entity)
+       AND NOT EXISTS (SELECT 1 FROM reading_history n WHERE n.entity = h.entity AND n.shape != ${VANISHED}
+                         AND (n.at > h.at OR (n.at = h.at AND n.seen_at > h.seen_at)))
+       AND NOT EXISTS (SELECT 1 FROM latest_kept n WHERE n.entity = h.entity AND (n.at > h.at OR (n.at = h.at AND n.seen_at >= h.seen_at)))`,
+  );
+  // Before buckets go: the entities a poll still returns that will have no raw row and no bucket left (staged
+  // buckets from the cutoff on stay, chunks from its hour on). Most entities have raw rows: one index probe each.
+  const lastInBuckets = db.prepare<{ cut: number; hour: number }, { entity: number }>(
+    `SELECT l.entity FROM latest_entities l
+     WHERE NOT EXISTS (SELECT 1 FROM reading_history h WHERE h.entity = l.entity AND h.shape != ${VANISHED})
+       AND NOT EXISTS (SELECT 1 FROM reading_buckets b WHERE b.entity = l.entity AND b.start >= @cut)
+       AND NOT EXISTS (SELECT 1 FROM reading_bucket_chunks c WHERE c.entity = l.entity AND c.start >= @hour)`,
+  );
+  const keepRow = db.prepare<[number, number, number, number, number, Buffer]>(
+    `INSERT OR REPLACE INTO latest_kept (entity, seen_at, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  // A kept reading raw history has a newer one of again, or whose entity no poll returns any more: not needed (one
+  // older than a bucket may stay: latestOf takes the newer).
+  const dropStaleKept = db.prepare(
+    `DELETE FROM latest_kept WHERE entity NOT IN (SELECT entity FROM latest_entities)
+       OR EXISTS (SELECT 1 FROM reading_history n WHERE n.entity = latest_kept.entity AND n.shape != ${VANISHED}
+                    AND (n.at > latest_kept.at OR (n.at = latest_kept.at AND n.seen_at > latest_kept.seen_at)))`,
+  );
   // The newest shape is never deleted, so SQLite never gives a deleted shape's id to a new one (a save's signature of
   // the poll before holds shape ids).
   const pruneShapesStmt = db.prepare(
     `DELETE FROM history_shapes WHERE id NOT IN (SELECT shape FROM reading_history) AND id NOT IN (SELECT shape FROM reading_buckets)
        AND id NOT IN (SELECT shape FROM reading_bucket_chunks)
-       AND id NOT IN (SELECT shape FROM latest_readings) AND id < (SELECT max(id) FROM history_shapes)`,
+       AND id NOT IN (SELECT shape FROM latest_kept) AND id < (SELECT max(id) FROM history_shapes)`,
   );
-  const countLatest = db.prepare<[], { kind: ReadingKind; n: number }>(`SELECT kind, count(*) AS n FROM latest_readings GROUP BY kind ORDER BY kind`);
   const countHistory = db.prepare<[], { n: number; oldRaw: number | null; newest: number | null }>(
     `SELECT (SELECT count(*) FROM reading_history WHERE shape != ${VANISHED}) AS n,
             (SELECT min(seen_at) FROM reading_history) AS oldRaw, (SELECT max(seen_at) FROM reading_history) AS newest`,
@@ -304,18 +337,58 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     };
   }
   const buckets = createBucketStore(db, shapeOf);
-  /** A latest row as a reading; its labels and unreadable map are copies (the shape's stay cached). */
-  const toReading = (row: LatestRow): Reading => {
+  /** Whether row `a` is newer than `b`: by time, then storage time. */
+  const newer = (a: RawRow, b: RawRow | undefined) => !b || a.at > b.at || (a.at === b.at && a.seen_at > b.seen_at);
+  /** A bucket's last reading as a stored row (its values packed as writeBucketValues packs them: the extremes follow, unread). */
+  const bucketRow = (entity: number, b: Bucket): RawRow => {
+    writeBucketValues(w, shapeOf(b.shape), b);
+    return { seen_at: b.seenAt, entity, at: b.at, poll: b.poll, shape: b.shape, vals: w.take() };
+  };
+  /** The newest stored reading of entity `id` (raw, bucketed or kept), as a row; undefined when there is none. */
+  const newestRow = (id: number): RawRow | undefined => {
+    const t = Number.MAX_SAFE_INTEGER;
+    let row: RawRow | undefined = rawAt.get(id, t, t);
+    const bucket = buckets.atOrBefore(id, t, t, row ? bucketStart(row.at) : undefined);
+    if (bucket) {
+      const b = bucketRow(id, bucket);
+      if (newer(b, row)) row = b;
+    }
+    const kept = keptGet.get(id);
+    if (kept && newer(kept, row)) row = kept;
+    return row;
+  };
+  /**
+   * The latest reading of entity `id` (see {@link ReadingsRepo}), undefined when no poll returns it; its labels and
+   * unreadable map are copies (the shape's stay cached). A bucket's last reading is read without its extremes.
+   */
+  const latestOf = (id: number): Reading | undefined => {
+    if (!ownerOf.get(id)) return undefined;
+    const row = newestRow(id);
+    if (!row) return undefined;
+    const e = entityOf(id);
     const shape = shapeOf(row.shape);
     return {
-      kind: row.kind,
-      entity: row.entity,
+      kind: e.kind,
+      entity: e.entity,
       at: row.at,
       labels: { ...shape.labels },
       fields: unpackFields(shape, new Reader(row.vals), row.at),
       ...(shape.unreadable ? { unreadable: { ...shape.unreadable } } : {}),
     };
   };
+  /** The entities (history ids) a poll returned last, a page at a time in id order. */
+  function* ownedPages(poll: string, pageSize: number): Generator<number[], void, void> {
+    const pollId = polls.find(poll);
+    if (pollId === undefined) return;
+    for (let after = -1; ; ) {
+      const page = pollOwnedAfter.all(pollId, after, pageSize).map((r) => r.entity);
+      if (page.length > 0) yield page;
+      if (page.length < pageSize) return;
+      after = page[page.length - 1]!;
+    }
+  }
+  const byKindEntity = (a: EntityKey, b: EntityKey) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.entity < b.entity ? -1 : a.entity > b.entity ? 1 : 0);
+  const ownedBy = (poll: string): EntityKey[] => [...ownedPages(poll, 5000)].flat().map(entityOf).sort(byKindEntity);
 
   /**
    * What a save remembers of a reading: the values that say whether a snapshot changed — the shape and every packed
@@ -338,6 +411,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
    * rows are never deleted.
    */
   const lastBatch = new Map<string, Map<number, string>>();
+  /** When each poll last saved (a count of saves), to tell whether another poll returned an entity since. */
+  const savedAt = new Map<string, number>();
+  let saves = 0;
 
   /** savePoll as steps: pauses every {@link HEAVY_ROWS_PER_STEP} readings (run inside a transaction the caller holds). */
   function* saveSteps(poll: string, readings: readonly Reading[], now: number): Steps<SavePollResult> {
@@ -347,8 +423,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     const seenAt = storageTime(now);
     const before = lastBatch.get(poll);
     const current = new Map<number, string>();
-    // The newest reading per entity wins `latest`, whatever order the batch came in.
-    const newest = new Map<number, { r: Reading; shape: number; vals: Buffer }>();
+    // The polls that saved since this one last did: an entity one of them returned has another poll as its last.
+    const since = savedAt.get(poll) ?? 0;
+    const others = [...lastBatch].filter(([p]) => p !== poll && (savedAt.get(p) ?? 0) > since).map(([, batch]) => batch);
     for (const r of readings) {
       if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
       if (!Number.isFinite(r.at)) {
@@ -363,28 +440,25 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const memo = memoOf(r, shapeId);
       const unchanged = last !== undefined && sameValues(last, memo) && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= timeOf(last) : r.at === timeOf(last));
       const seen = current.get(entityId);
+      // Which poll returned the entity last is written only when it changes: an entity this poll did not return last
+      // time (new, back, or unknown after a start), or one another poll returned since.
+      if (seen === undefined && (before?.has(entityId) !== true || others.some((batch) => batch.has(entityId)))) own.run(entityId, pollId);
       if (seen === undefined || r.at >= timeOf(seen)) current.set(entityId, memo);
       if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
-      const prev = newest.get(entityId);
-      if (!prev || r.at >= prev.r.at) newest.set(entityId, { r, shape: shapeId, vals: packed.vals });
-    }
-    for (const { r, shape, vals } of newest.values()) {
-      if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
-      // Mostly the entity's row from this poll's last save: an update that touches no indexed column, so no index entry
-      // is rewritten. A new entity, or one another poll wrote last, takes the upsert.
-      if (updateLatest.run(r.at, shape, vals, now, r.kind, r.entity, poll).changes === 0) upsertLatest.run(r.kind, r.entity, r.at, shape, vals, poll, now);
     }
     for (const id of before?.keys() ?? []) {
       if (++n % ROWS_PER_STEP === 0) yield;
       if (!current.has(id)) insertHistory.run(seenAt, id, now, pollId, VANISHED, EMPTY);
     }
     lastBatch.set(poll, current);
-    return { inserted, latest: newest.size };
+    savedAt.set(poll, ++saves);
+    return { inserted, latest: current.size };
   }
   const save = db.transaction((poll: string, readings: readonly Reading[], now: number): SavePollResult => runSync(saveSteps(poll, readings, now)));
 
   const forget = () => {
     lastBatch.clear();
+    savedAt.clear();
     entities.forget();
     polls.forget();
     shapes.forget();
@@ -443,22 +517,27 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     // Its caller's transaction forgets the caches when it rolls back (Store.transaction and transactionYielding do).
     savePollSteps: saveSteps,
     latest: (kind, entity) => {
-      const row = getLatest.get(kind, entity);
-      return row ? toReading(row) : undefined;
+      const id = entityId(kind, entity);
+      return id === undefined ? undefined : latestOf(id);
     },
-    latestAll: (kind) => allLatest.all(kind).map(toReading),
-    latestForPoll: (poll) => pollLatest.all(poll).map(toReading),
-    entitiesForPoll: (poll) => pollEntities.all(poll),
+    latestAll: (kind) =>
+      allOwned
+        .all()
+        .map((r) => ({ id: r.entity, e: entityOf(r.entity) }))
+        .filter((x) => x.e.kind === kind)
+        .sort((a, b) => byKindEntity(a.e, b.e))
+        .flatMap((x) => latestOf(x.id) ?? []),
+    latestForPoll: (poll) => ownedBy(poll).flatMap((e) => latestOf(entityId(e.kind, e.entity)!) ?? []),
+    entitiesForPoll: ownedBy,
     *entitiesForPollPaged(poll, pageSize = 1_000) {
-      let page = pollEntitiesAfter.all(poll, '', '', pageSize);
-      while (page.length > 0) {
-        yield page;
-        if (page.length < pageSize) return;
-        const last = page[page.length - 1]!;
-        page = pollEntitiesAfter.all(poll, last.kind, last.entity, pageSize);
-      }
+      for (const page of ownedPages(poll, Math.max(1, pageSize))) yield page.map(entityOf);
     },
-    removeLatest: (kind, entity) => deleteLatest.run(kind, entity).changes > 0,
+    removeLatest: (kind, entity) => {
+      const id = entityId(kind, entity);
+      if (id === undefined) return false;
+      deleteKept.run(id);
+      return deleteOwner.run(id).changes > 0;
+    },
     historyAt: (kind, entity, t, asOf = Number.MAX_SAFE_INTEGER) => {
       const id = entityId(kind, entity);
       if (id === undefined) return undefined;
@@ -536,7 +615,22 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const batch = Math.max(1, opts.batchSize ?? 5000);
       const max = opts.maxRows ?? Infinity;
       let total = 0;
-      for (const step of [(want: number) => pruneRawBatch.run(olderThan, want).changes, (want: number) => buckets.prune(olderThan, want)]) {
+      const steps = [
+        (want: number) => {
+          keepRawBatch.run(olderThan, want);
+          return pruneRawBatch.run(olderThan, want).changes;
+        },
+        (want: number) => buckets.prune(olderThan, want),
+      ];
+      for (const [i, step] of steps.entries()) {
+        // Once, before the first bucket goes: an entity whose newest reading is in what goes keeps it.
+        if (i === 1) {
+          for (const { entity } of lastInBuckets.all({ cut: olderThan, hour: chunkStart(olderThan) })) {
+            const row = newestRow(entity);
+            const kept = keptGet.get(entity);
+            if (row && !(kept && kept.at === row.at && kept.seen_at === row.seen_at)) keepRow.run(entity, row.seen_at, row.at, row.poll, row.shape, row.vals);
+          }
+        }
         while (total < max) {
           const want = Math.min(batch, max - total);
           const n = step(want);
@@ -544,6 +638,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
           if (n < want) break;
         }
       }
+      dropStaleKept.run();
       return total;
     },
     pruneShapes: () =>
@@ -556,7 +651,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       }),
     counts: () => {
       const latest: Partial<Record<ReadingKind, number>> = {};
-      for (const { kind, n } of countLatest.all()) latest[kind] = n;
+      for (const { entity } of allOwned.all()) {
+        const { kind } = entityOf(entity);
+        latest[kind] = (latest[kind] ?? 0) + 1;
+      }
       const h = countHistory.get()!;
       const b = buckets.counts();
       const olds = [h.oldRaw, b.oldest].filter((x): x is number => x !== null);
@@ -591,7 +689,14 @@ export interface ImportRow {
   fields: Record<string, unknown>;
 }
 
-/** The upsert of an entity's latest reading: (kind, entity, at, shape, vals, poll, updated_at). */
+/** Records that a poll (its history id) returned an entity (its history id) last: (entity, poll). */
+function ownerUpsert(db: Database.Database): Database.Statement<[number, number]> {
+  return db.prepare(
+    `INSERT INTO latest_entities (entity, poll) VALUES (?, ?) ON CONFLICT (entity) DO UPDATE SET poll = excluded.poll WHERE poll != excluded.poll`,
+  );
+}
+
+/** The upsert of an entity's latest reading as schema 9 stored it: (kind, entity, at, shape, vals, poll, updated_at). */
 function latestUpsert(db: Database.Database): Database.Statement<[ReadingKind, string, number, number, Buffer, string, number]> {
   return db.prepare(
     `INSERT INTO latest_readings (kind, entity, at, shape, vals, poll, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -642,7 +747,7 @@ export function createHistoryImporter(db: Database.Database): (row: ImportRow) =
   };
 }
 
-/** Seals every bucket of `reading_buckets` that starts before `before` into chunks, `limit` at a time (migration 10); call inside its transaction. */
+/** Seals every bucket of `reading_buckets` that starts before `before` into chunks, `limit` at a time (migration 11); call inside its transaction. */
 export function createBucketSealer(db: Database.Database): (before: number, limit: number) => number {
   const { shapes } = historyDictionaries(db);
   return createBucketStore(db, (id) => {
@@ -650,4 +755,35 @@ export function createBucketSealer(db: Database.Database): (before: number, limi
     if (!s) throw new StoreError('E_STORE_INVALID', `bucket points to unknown shape ${id}`);
     return s;
   }).seal;
+}
+
+/** One latest row as schema 9 stored it (packed), for the migration that keeps only its poll. */
+export interface LatestKeepRow {
+  kind: ReadingKind;
+  entity: string;
+  at: number;
+  shape: number;
+  vals: Buffer;
+  poll: string;
+  updated_at: number;
+}
+
+/**
+ * Converts schema 9's latest rows (migration 10; call inside its transaction): the entity's poll goes to
+ * `latest_entities`, and the reading itself to `latest_kept` when history holds nothing of the entity (pruned), so
+ * the latest reading stays answerable. `updated_at` stands for its storage time.
+ */
+export function createLatestKeeper(db: Database.Database): (row: LatestKeepRow) => void {
+  const { entities, polls } = historyDictionaries(db);
+  const own = ownerUpsert(db);
+  const inHistory = db.prepare<[number, number]>(
+    `SELECT 1 FROM reading_history WHERE entity = ? AND shape != ${VANISHED} UNION ALL SELECT 1 FROM reading_buckets WHERE entity = ? LIMIT 1`,
+  );
+  const keep = db.prepare(`INSERT OR REPLACE INTO latest_kept (entity, seen_at, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`);
+  return (row) => {
+    const entity = entities.idOf(entityKey(row.kind, row.entity), () => JSON.stringify({ kind: row.kind, entity: row.entity }));
+    const poll = polls.idOf(row.poll, () => JSON.stringify(row.poll));
+    own.run(entity, poll);
+    if (inHistory.get(entity, entity) === undefined) keep.run(entity, row.updated_at, row.at, poll, row.shape, row.vals);
+  };
 }
