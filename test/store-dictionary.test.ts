@@ -42,4 +42,30 @@ describe('hashedDictionary', () => {
       db.close();
     }
   });
+
+  it('finds a row by a key it builds only on a cache miss, under the stored hash of that key', () => {
+    const db = openTable();
+    try {
+      const dict = hashedDictionary<string>(db, 'shapes', (t) => JSON.parse(t) as string, { cacheByDigest: true });
+      const existing = dict.idOf('a shape', () => JSON.stringify('a shape'));
+      let built = 0;
+      const key = (k: string) => () => (built++, k);
+      // A miss builds the key, finds the row stored under the key's hash (or stores one), and caches the id under the cache key.
+      expect(dict.idOfCached('cache key 1', key('a shape'), (k) => JSON.stringify(k))).toBe(existing);
+      expect(dict.idOfCached('cache key 2', key('new shape'), (k) => JSON.stringify(k))).toBe(2);
+      expect(built).toBe(2);
+      expect(db.prepare('SELECT hash FROM shapes WHERE id = 2').pluck().get()).toBe(storedHash('new shape'));
+      expect(dict.valueOf(2)).toBe('new shape');
+      // A hit builds nothing.
+      expect(dict.idOfCached('cache key 2', key('never built'), (k) => JSON.stringify(k))).toBe(2);
+      expect(built).toBe(2);
+      // After a rollback's forget, the key is built again and finds the same row.
+      dict.forget();
+      expect(dict.idOfCached('cache key 2', key('new shape'), (k) => JSON.stringify(k))).toBe(2);
+      expect(dict.find('new shape')).toBe(2);
+      expect(db.prepare('SELECT count(*) FROM shapes').pluck().get()).toBe(2);
+    } finally {
+      db.close();
+    }
+  });
 });

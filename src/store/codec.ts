@@ -311,23 +311,36 @@ export function packReading(
   unreadable: Record<string, string> | undefined,
   at: number,
 ): { shape: string; vals: Buffer } {
+  return { shape: shapeText(labels, fields, unreadable), vals: packValues(w, fields, at) };
+}
+
+/** A reading's shape as stable JSON text (what {@link packReading} stores it as). */
+export function shapeText(labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined): string {
   const keys = Object.keys(fields);
   const dyn: number[] = new Array(keys.length);
   const fixed: Record<string, unknown> = {};
   for (let i = 0; i < keys.length; i++) {
     const v = fields[keys[i]!];
-    if (isPacked(v)) {
-      dyn[i] = 1;
-      // A digit string isPacked has just tested goes straight to its writer (writeValue would test it again).
-      if (typeof v === 'string' && v !== '-0') writeDigits(w, v);
-      else writeValue(w, v, at);
-    } else {
+    if (isPacked(v)) dyn[i] = 1;
+    else {
       dyn[i] = 0;
       setOwn(fixed, keys[i]!, v);
     }
   }
   const shape: Shape = { labels, keys, dyn, fixed, ...(unreadable && Object.keys(unreadable).length ? { unreadable } : {}) };
-  return { shape: JSON.stringify(shape), vals: w.take() };
+  return JSON.stringify(shape);
+}
+
+/** A reading's packed values (what {@link packReading} stores them as). */
+export function packValues(w: Writer, fields: Record<string, unknown>, at: number): Buffer {
+  for (const k of Object.keys(fields)) {
+    const v = fields[k];
+    if (!isPacked(v)) continue;
+    // A digit string isPacked has just tested goes straight to its writer (writeValue would test it again).
+    if (typeof v === 'string' && v !== '-0') writeDigits(w, v);
+    else writeValue(w, v, at);
+  }
+  return w.take();
 }
 
 /** The fields of a reading from its shape and packed values (the reader is left after the last value). */

@@ -10,6 +10,12 @@ import type Database from 'better-sqlite3';
 export interface Dictionary<T> {
   /** The id of `key`, allocating one when it is new (a write: call inside the caller's transaction); `text` is the value as stored. */
   idOf(key: string, text: () => string): number;
+  /**
+   * {@link idOf} of the key `key()` gives, cached under `cacheKey`, a digest the caller knows to determine that key
+   * (src/store/shape-key.ts): a hit builds no key text. It must be a digest of another text than any key (a key's
+   * own digest is what idOf caches under with `cacheByDigest`).
+   */
+  idOfCached(cacheKey: string, key: () => string, text: (key: string) => string): number;
   /** The id of `key` when it has one (no write). */
   find(key: string): number | undefined;
   /** The value stored under `id`, or undefined for an unknown id. */
@@ -44,18 +50,28 @@ export function hashedDictionary<T>(db: Database.Database, table: string, decode
     return id;
   };
   const byDigest = opts.cacheByDigest === true;
+  /** The id stored under hash `h`, inserting `text` when there is none. */
+  const stored = (h: string, text: () => string) => {
+    let row = find.get(h);
+    if (!row) {
+      insert.run(h, text());
+      row = find.get(h)!;
+    }
+    return row.id;
+  };
   return {
     idOf(key, text) {
       const cacheKey = byDigest ? digestOf(key) : key;
       const cached = ids.get(cacheKey);
       if (cached !== undefined) return cached;
-      const h = byDigest ? hashOfDigest(cacheKey) : hashOf(key);
-      let row = find.get(h);
-      if (!row) {
-        insert.run(h, text());
-        row = find.get(h)!;
-      }
-      return remember(cacheKey, row.id);
+      return remember(cacheKey, stored(byDigest ? hashOfDigest(cacheKey) : hashOf(key), text));
+    },
+    idOfCached(cacheKey, key, text) {
+      const cached = ids.get(cacheKey);
+      if (cached !== undefined) return cached;
+      // Cached under `cacheKey` alone: one entry a shape (60,000 at SPEC §8 scale, within the cache's limit).
+      const k = key();
+      return remember(cacheKey, stored(hashOf(k), () => text(k)));
     },
     find(key) {
       const cacheKey = byDigest ? digestOf(key) : key;

@@ -23,8 +23,9 @@ import type { HistoryView } from '../rules/rule-kind.js';
 import { chunkStart } from './bucket-chunks.js';
 import { createBucketStore } from './bucket-store.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
-import { isPacked, packReading, Reader, unpackFields, writeValue, Writer, type Shape } from './codec.js';
+import { isPacked, packReading, packValues, Reader, shapeText, unpackFields, writeValue, Writer, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
+import { shapeKeyer } from './shape-key.js';
 import { StoreError } from './errors.js';
 import { HEAVY_ROWS_PER_STEP, ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
 
@@ -397,11 +398,29 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
    * position's memo is ~40 bytes where its ids and names made it ~150. One string, not an object holding the time
    * and the values (56 bytes more an entity).
    */
-  function memoOf(r: Reading, shape: number): string {
+  function memoOf(fields: Record<string, unknown>, at: number, shape: number): string {
     w.varint(shape);
-    for (const [k, v] of Object.entries(r.fields)) if (!MOVING.has(k) && isPacked(v)) writeValue(w, v, 0);
-    w.f64(r.at);
+    for (const k of Object.keys(fields)) {
+      const v = fields[k];
+      if (!MOVING.has(k) && isPacked(v)) writeValue(w, v, 0);
+    }
+    w.f64(at);
     return w.takeKey();
+  }
+
+  /**
+   * The shape id of a reading, found by its cheap key (src/store/shape-key.ts); the shape's text is built only for a
+   * key not cached (a new shape, or after a restart), or for labels that are not all strings.
+   */
+  const keyOfShape = shapeKeyer();
+  function shapeIdOf(labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined): number {
+    const text = () => shapeText(labels, fields, unreadable);
+    const key = keyOfShape(labels, fields, unreadable);
+    if (key === undefined) {
+      const t = text();
+      return shapes.idOf(t, () => t);
+    }
+    return shapes.idOfCached(key, text, (t) => t);
   }
 
   /**
@@ -433,18 +452,20 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       }
       const key = entityKey(r.kind, r.entity);
       const entityId = entities.idOf(key, () => JSON.stringify({ kind: r.kind, entity: r.entity }));
-      const packed = packReading(w, r.labels ?? {}, r.fields ?? {}, r.unreadable, r.at);
-      const shapeId = shapes.idOf(packed.shape, () => packed.shape);
+      const labels = r.labels ?? {};
+      const fields = r.fields ?? {};
+      const shapeId = shapeIdOf(labels, fields, r.unreadable);
       const last = before?.get(entityId);
       // A snapshot may move on in time with the same values; any other reading must also keep its time.
-      const memo = memoOf(r, shapeId);
+      const memo = memoOf(fields, r.at, shapeId);
       const unchanged = last !== undefined && sameValues(last, memo) && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= timeOf(last) : r.at === timeOf(last));
       const seen = current.get(entityId);
       // Which poll returned the entity last is written only when it changes: an entity this poll did not return last
       // time (new, back, or unknown after a start), or one another poll returned since.
       if (seen === undefined && (before?.has(entityId) !== true || others.some((batch) => batch.has(entityId)))) own.run(entityId, pollId);
       if (seen === undefined || r.at >= timeOf(seen)) current.set(entityId, memo);
-      if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packed.vals).changes > 0) inserted++;
+      // Packed only when stored: most readings of a positions poll are as the poll last returned them.
+      if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packValues(w, fields, r.at)).changes > 0) inserted++;
     }
     for (const id of before?.keys() ?? []) {
       if (++n % ROWS_PER_STEP === 0) yield;

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { shapeText } from '../src/store/codec.js';
+import { shapeKeyer } from '../src/store/shape-key.js';
+
+type Parts = [Record<string, string>, Record<string, unknown>, Record<string, string>?];
+
+describe('shape keys', () => {
+  // Each pair differs in its shape (its stored text) and must get different keys; each reading keeps its key.
+  const pairs: Array<[string, Parts, Parts]> = [
+    ['a label value', [{ chain: 'base' }, { v: 1 }], [{ chain: 'eth' }, { v: 1 }]],
+    ['a label key', [{ chain: 'base' }, { v: 1 }], [{ net: 'base' }, { v: 1 }]],
+    ['a text between a label and a field', [{ a: 'x', b: 'y' }, { v: 1 }], [{ a: 'x' }, { b: 'y', v: 1 }]],
+    ['a text field', [{}, { w: '0xa', v: 1 }], [{}, { w: '0xb', v: 1 }]],
+    ['a nested object', [{}, { m: { t: 1 }, v: 1 }], [{}, { m: { t: 2 }, v: 1 }]],
+    ['which field is packed, same texts', [{}, { a: 'x', b: 1 }], [{}, { a: 1, b: 'x' }]],
+    ['the field order', [{}, { a: 1, b: 'x' }], [{}, { b: 'x', a: 1 }]],
+    ['a field present or not', [{}, { a: 1, n: undefined }], [{}, { a: 1 }]],
+    ['a text or a decimal string', [{}, { a: '12x', w: 'x' }], [{}, { a: '12', w: 'x' }]],
+    ['the unreadable map', [{}, { a: null }, { a: 'not a number' }], [{}, { a: null }]],
+    ['the unreadable reason', [{}, { a: null }, { a: 'not a number' }], [{}, { a: null }, { a: 'too long' }]],
+    ['a lone surrogate', [{ s: '\ud800' }, {}], [{ s: '\ud801' }, {}]],
+  ];
+  for (const [what, a, b] of pairs) {
+    it(`tells shapes apart by ${what}`, () => {
+      const key = shapeKeyer();
+      expect(shapeText(...a)).not.toBe(shapeText(...b));
+      const ka = key(...a);
+      const kb = key(...b);
+      expect(ka).toBeTypeOf('string');
+      expect(kb).not.toBe(ka);
+      expect(key(...a)).toBe(ka);
+      expect(key(...b)).toBe(kb);
+    });
+  }
+
+  it('gives equal shapes one key whatever the packed values, and keeps layout numbers past its recent ones', () => {
+    const key = shapeKeyer();
+    const reading = (i: number, v: number): Parts => [{ chain: 'base' }, { [`f${i}`]: v, w: '0xa' }];
+    const first = Array.from({ length: 20 }, (_, i) => key(...reading(i, i)));
+    expect(new Set(first).size).toBe(20);
+    // 20 layouts in turn (more than are kept for matching): each gets its key again, the values aside.
+    expect(Array.from({ length: 20 }, (_, i) => key(...reading(i, i + 100)))).toEqual(first);
+  });
+
+  it('has no key for labels that are not all strings (their text decides)', () => {
+    const key = shapeKeyer();
+    expect(key({ a: undefined as unknown as string }, { v: 1 }, undefined)).toBeUndefined();
+    expect(key({ a: null as unknown as string }, { v: 1 }, undefined)).toBeUndefined();
+  });
+});
