@@ -5,7 +5,7 @@
 import { inflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chunkRuns, CHUNK_MS, decodeChunk, encodeChunk, openChunk, type PackedBucket } from '../src/store/bucket-chunks.js';
+import { chunkRuns, CHUNK_MS, decodeChunk, encodeChunk, nextBucket, openChunk, skipBucket, type PackedBucket } from '../src/store/bucket-chunks.js';
 import { bucketOf, BUCKET_MS, mergeBuckets, writeBucketValues, type Bucket } from '../src/store/buckets.js';
 import { packReading, Writer, type Shape } from '../src/store/codec.js';
 
@@ -32,7 +32,8 @@ describe('a chunk packed and read back', () => {
       fc.property(
         fc.uniqueArray(fc.integer({ min: 0, max: 11 }), { minLength: 1, maxLength: 12 }),
         fc.array(fc.integer({ min: 0, max: BUCKET_MS - 1 }), { minLength: 1, maxLength: 10 }),
-        (slots, ats) => {
+        fc.nat(),
+        (slots, ats, skip) => {
           const buckets = [...slots].sort((a, b) => a - b).map((s) => bucketAt(HOUR + s * BUCKET_MS, ats, s));
           const shape = shapeOf(buckets[0]!.fields);
           const data = encodeChunk(buckets.map((b) => packed(shape, b)));
@@ -40,9 +41,45 @@ describe('a chunk packed and read back', () => {
           // The times alone, without the shape.
           const c = openChunk(data, buckets[0]!.start);
           expect([c.starts, c.ats, c.seens]).toEqual([buckets.map((b) => b.start), buckets.map((b) => b.at), buckets.map((b) => b.seenAt)]);
+          // Any bucket after reading past the ones before it, then read past the rest to the end.
+          const k = skip % buckets.length;
+          for (let i = 0; i < k; i++) skipBucket(c, shape);
+          expect(nextBucket(c, 3, 7, shape)).toEqual(buckets[k]);
+          while (c.next < buckets.length) skipBucket(c, shape);
+          expect(c.values.done).toBe(true);
+          expect(() => skipBucket(c, shape)).toThrow(/past its last bucket/);
         },
       ),
       { numRuns: 300, seed: 7 },
+    );
+  });
+
+  it('reads past and back any value a bucket packs: doubles, times, amounts, extremes in full, booleans, null', () => {
+    const value = fc.oneof(
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.integer({ min: -1e9, max: 1e9 }).map((i) => i / 1e6),
+      fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
+      fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map((x) => x.toString()),
+      fc.constantFrom('-0', true, false, null),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.tuple(value, value), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 12 }), fc.nat(), (slots, skip) => {
+        const buckets = slots.map((rows, s) =>
+          rows
+            .map(([a, b], i) => bucketOf({ at: HOUR + s * BUCKET_MS + i, seenAt: HOUR + s * BUCKET_MS + i, poll: 1, shape: 2, fields: JSON.parse(JSON.stringify({ a, b })) as Record<string, unknown> }))
+            .reduce(mergeBuckets),
+        );
+        const shape = shapeOf({ a: 0, b: 0 }); // every value here is packed
+        const data = encodeChunk(buckets.map((x) => packed(shape, x)));
+        expect(decodeChunk(data, HOUR, 1, 2, shape)).toEqual(buckets);
+        const c = openChunk(data, HOUR);
+        const k = skip % buckets.length;
+        for (let i = 0; i < k; i++) skipBucket(c, shape);
+        expect(nextBucket(c, 1, 2, shape)).toEqual(buckets[k]);
+        while (c.next < buckets.length) skipBucket(c, shape);
+        expect(c.values.done).toBe(true);
+      }),
+      { numRuns: 500, seed: 11 },
     );
   });
 

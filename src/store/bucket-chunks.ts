@@ -7,7 +7,7 @@
  * bucket's values as writeBucketValues (src/store/buckets.ts) packs them. Pure: no database here.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { BUCKET_MS, readBucketTail, type Bucket } from './buckets.js';
+import { BUCKET_MS, readBucketTail, skipBucketValues, type Bucket } from './buckets.js';
 import { Reader, unpackFields, Writer, type Shape } from './codec.js';
 
 /** Width of the time a chunk covers, ms: all its buckets start within one such aligned span. */
@@ -94,6 +94,12 @@ export function nextBucket(c: OpenChunk, poll: number, shapeId: number, shape: S
   const at = c.ats[i]!;
   const fields = unpackFields(shape, c.values, at);
   return { start: c.starts[i]!, at, seenAt: c.seens[i]!, poll, shape: shapeId, fields, ...readBucketTail(c.values, shape, fields, at) };
+}
+
+/** Reads past the chunk's next bucket without building it. */
+export function skipBucket(c: OpenChunk, shape: Shape): void {
+  if (c.next++ >= c.starts.length) throw new RangeError('bucket chunk read past its last bucket');
+  skipBucketValues(c.values, shape);
 }
 
 /** Every bucket of a chunk. */

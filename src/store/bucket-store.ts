@@ -6,7 +6,7 @@
  * so callers see one bucket per entity and start, as when each was one row.
  */
 import type Database from 'better-sqlite3';
-import { chunkRuns, chunkStart, CHUNK_MS, encodeChunk, nextBucket, openChunk, type OpenChunk } from './bucket-chunks.js';
+import { chunkRuns, chunkStart, CHUNK_MS, encodeChunk, nextBucket, openChunk, skipBucket, type OpenChunk } from './bucket-chunks.js';
 import { BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
 import { Reader, unpackFields, Writer, type Shape } from './codec.js';
 
@@ -127,26 +127,49 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
   const chunkOpen = (row: ChunkRow) => openChunk(row.data, row.start);
   const chunkNext = (row: ChunkRow, c: OpenChunk) => nextBucket(c, row.poll, row.shape, shapeOf(row.shape));
 
-  /** The entity's buckets with lo ≤ start ≤ hi, each with its parts merged, by start. */
-  function partsOf(entity: number, lo: number, hi: number): Bucket[] {
+  /** The entity's chunks and staged buckets that may hold starts in [lo, hi] (within one hour or across several). */
+  function partsIn(entity: number, lo: number, hi: number) {
+    return { chunks: chunksOf.all(entity, chunkStart(lo), hi).map((row) => ({ row, c: chunkOpen(row) })), staged: stagedOf.all(entity, lo, hi) };
+  }
+  /** Of those parts, the buckets whose start `want` takes, each with its parts merged (others are read past, not built). */
+  function mergedOf(parts: ReturnType<typeof partsIn>, want: (start: number) => boolean): Map<number, Bucket> {
     const byStart = new Map<number, Bucket>();
-    for (const row of chunksOf.all(entity, chunkStart(lo), hi)) {
-      const c = chunkOpen(row);
+    for (const { row, c } of parts.chunks) {
       for (const s of c.starts) {
-        const b = chunkNext(row, c);
-        if (s >= lo && s <= hi) addPart(byStart, b);
+        if (want(s)) addPart(byStart, chunkNext(row, c));
+        else skipBucket(c, shapeOf(row.shape));
       }
     }
-    for (const row of stagedOf.all(entity, lo, hi)) addPart(byStart, stagedRead(row));
+    for (const row of parts.staged) if (want(row.start)) addPart(byStart, stagedRead(row));
+    return byStart;
+  }
+
+  /** The entity's buckets with lo ≤ start ≤ hi, each with its parts merged, by start. */
+  function partsOf(entity: number, lo: number, hi: number): Bucket[] {
+    const byStart = mergedOf(partsIn(entity, lo, hi), (s) => s >= lo && s <= hi);
     return [...byStart.values()].sort((a, b) => a.start - b.start);
   }
 
-  /** The entity's newest bucket with lowest ≤ start ≤ t, at ≤ t and seenAt ≤ asOf, or undefined: an hour at a time, back. */
+  /**
+   * The entity's newest bucket with lowest ≤ start ≤ t, at ≤ t and seenAt ≤ asOf, or undefined: an hour at a time,
+   * back. Chosen by its parts' times (a merged bucket's are its latest part's); only that bucket's values are built.
+   */
   function atOrBefore(entity: number, t: number, asOf: number, lowest = LOWEST): Bucket | undefined {
     for (let hi = t; hi >= lowest; ) {
       const hour = chunkStart(hi);
-      const found = partsOf(entity, Math.max(lowest, hour), hi).findLast((b) => b.at <= t && b.seenAt <= asOf);
-      if (found) return found;
+      const lo = Math.max(lowest, hour);
+      const parts = partsIn(entity, lo, hi);
+      const times = new Map<number, { at: number; seen: number }>();
+      const put = (s: number, at: number, seen: number) => {
+        if (s < lo || s > hi) return;
+        const m = times.get(s);
+        if (!m || at > m.at || (at === m.at && seen >= m.seen)) times.set(s, { at, seen });
+      };
+      for (const { c } of parts.chunks) c.starts.forEach((s, i) => put(s, c.ats[i]!, c.seens[i]!));
+      for (const row of parts.staged) put(row.start, row.at, row.seen_at);
+      let best: number | undefined;
+      for (const [s, m] of times) if (m.at <= t && m.seen <= asOf && (best === undefined || s > best)) best = s;
+      if (best !== undefined) return mergedOf(parts, (s) => s === best).get(best);
       const prev = earlier.get(entity, hour, entity, hour)!;
       if (prev.c === null && prev.s === null) return undefined;
       hi = Math.max(prev.c === null ? LOWEST : chunkStart(prev.c) + CHUNK_MS - 1, prev.s ?? LOWEST);
@@ -174,7 +197,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
         // Chunk parts of this start, by entity (a chunk's buckets before `from` are read past).
         const parts: Array<{ entity: number; b: Bucket }> = [];
         for (const { row, c } of open) {
-          while (c.next < c.starts.length && c.starts[c.next]! < start) chunkNext(row, c);
+          while (c.next < c.starts.length && c.starts[c.next]! < start) skipBucket(c, shapeOf(row.shape));
           if (c.starts[c.next] === start) parts.push({ entity: row.entity, b: chunkNext(row, c) });
         }
         let i = 0;

@@ -5,7 +5,7 @@
  * This module is the pure part: folding readings into a bucket and packing a bucket's values.
  */
 import { setOwn } from '../own.js';
-import { numeric, readValue, writeValue, type Reader, type Shape, type Writer } from './codec.js';
+import { numeric, readValue, skipValue, writeValue, type Reader, type Shape, type Writer } from './codec.js';
 
 /** Width of a bucket, ms. */
 export const BUCKET_MS = 5 * 60_000;
@@ -153,4 +153,22 @@ export function readBucketTail(r: Reader, shape: Shape, fields: Record<string, u
     }
   }
   return { min, max, n: r.varint() };
+}
+
+/** Reads past a bucket's values (the last reading's, the extremes, the count) without building them. */
+export function skipBucketValues(r: Reader, shape: Shape): void {
+  for (let i = 0; i < shape.keys.length; i++) if (shape.dyn[i]) skipValue(r);
+  for (let i = 0; i < shape.keys.length; i++) {
+    if (!shape.dyn[i]) continue;
+    const flag = r.byte();
+    if (flag === 1) {
+      skipValue(r);
+      skipValue(r);
+    } else if (flag === 2) {
+      r.byte();
+      r.varint();
+      r.varint();
+    }
+  }
+  r.varint();
 }

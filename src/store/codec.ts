@@ -279,6 +279,30 @@ export function readValue(r: Reader, base: number): unknown {
   }
 }
 
+/** Reads past one value written by {@link writeValue} without building it. */
+export function skipValue(r: Reader): void {
+  const tag = r.byte();
+  switch (tag & 7) {
+    case T_NULL:
+    case T_BOOL:
+      return;
+    case T_INT:
+    case T_DELTA:
+    case T_DEC:
+      r.varint();
+      return;
+    case T_F64:
+      r.bytes(8);
+      return;
+    case T_DIGITS:
+      r.varint();
+      r.bytes(r.varint());
+      return;
+    default:
+      r.bytes(r.varint());
+  }
+}
+
 /** Splits a reading's labels and fields into its shape (as stable JSON text) and its packed values. */
 export function packReading(
   w: Writer,

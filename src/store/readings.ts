@@ -125,8 +125,8 @@ export interface ReadingsRepo {
   rawSince(): number | null;
   /**
    * Folds full-resolution rows stored before `before` into 5-minute buckets, batch by batch, then seals the buckets of
-   * hours that ended {@link SEAL_SLACK_MS} before `before` into chunks, batch by batch; returns what it did. `maxRows`
-   * bounds each of the two.
+   * hours that ended {@link SEAL_SLACK_MS} before `before` (and before the oldest row left to fold) into chunks, batch
+   * by batch; returns what it did. `maxRows` bounds each of the two.
    */
   downsample(before: number, opts?: PruneOptions): DownsampleResult;
   /**
