@@ -145,8 +145,9 @@ export function scaled(m: number, scale: number): number {
   return scale <= 22 ? m / POW10[scale]! : Number(`${m}e-${scale}`);
 }
 
-const zig = (v: number): number => (v >= 0 ? v * 2 : -v * 2 - 1);
-const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+/** Zigzag: a signed integer as a non-negative one (small magnitudes stay small), and back. */
+export const zig = (v: number): number => (v >= 0 ? v * 2 : -v * 2 - 1);
+export const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
 /** A number's shortest decimal form as mantissa × 10^−scale with scale 1..31, or null when it has none that small. */
 function decimalOf(x: number): { m: number; scale: number } | null {
