@@ -34,15 +34,16 @@ interface ChunkMeta {
 const VANISHED = 0;
 const MAX = Number.MAX_SAFE_INTEGER;
 const MIN = Number.MIN_SAFE_INTEGER;
-/** Stored chunk bytes a storage-order read holds open at a time: an hour with more is read in shorter spans. */
+/** Stored chunk bytes a storage-order read holds open at a time (default): an hour with more is read in shorter spans. */
 const HOUR_BUDGET = 16 * 1024 * 1024;
 
 /** Whether row a comes before row b in storage order (seen_at, entity, at, poll). */
 export const keyBefore = (a: RawKey, b: RawKey): boolean =>
   a.seen_at !== b.seen_at ? a.seen_at < b.seen_at : a.entity !== b.entity ? a.entity < b.entity : a.at !== b.at ? a.at < b.at : a.poll < b.poll;
 
-/** The full-resolution history of an open, migrated database. */
-export function createRawStore(db: Database.Database) {
+/** The full-resolution history of an open, migrated database; `hourBudget`: see {@link HOUR_BUDGET}. */
+export function createRawStore(db: Database.Database, opts: { hourBudget?: number } = {}) {
+  const budget = Math.max(1, opts.hourBudget ?? HOUR_BUDGET);
   const cols = `seen_at, entity, at, poll, shape, vals`;
   const headAt = db.prepare<[number, number, number], RawRow>(
     `SELECT ${cols} FROM reading_history WHERE entity = ? AND at <= ? AND seen_at <= ? AND shape != ${VANISHED} ORDER BY at DESC, seen_at DESC LIMIT 1`,
@@ -176,12 +177,12 @@ export function createRawStore(db: Database.Database) {
   /**
    * The rows stored in [lo, hi] of one sealed hour (chunks, and head rows stored late into it), in storage order:
    * grouped by storage time (a poll's rows share one), each group by entity. The hour's chunks are opened a span at a
-   * time so that at most about {@link HOUR_BUDGET} stored bytes are held; a row's values are read when it is yielded.
+   * time so that at most about `budget` stored bytes are held; a row's values are read when it is yielded.
    */
   function* sealedHour(hour: number, lo: number, hi: number, limit: number): Generator<RawRow> {
     const metas = hourMeta.all(hour, hour + CHUNK_MS - 1, lo, hi);
     const size = metas.reduce((s, m) => s + m.size, 0);
-    const spans = Math.max(1, Math.ceil(size / HOUR_BUDGET));
+    const spans = Math.max(1, Math.ceil(size / budget));
     const width = Math.ceil((hi - lo + 1) / spans);
     for (let a = lo; a <= hi; a += width) {
       const b = Math.min(hi, a + width - 1);
