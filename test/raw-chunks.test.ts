@@ -144,7 +144,7 @@ describe('history sealed in hourly chunks', () => {
   });
 
   it('reads an hour whose chunks pass its memory budget in shorter spans, in the same order', () => {
-    const rows = (s: Store, budget?: number) => [...createRawStore(s.db, { hourBudget: budget }).iterate(0, Number.MAX_SAFE_INTEGER, 5)].map((r) => ({ ...r, vals: Buffer.from(r.vals).toString('hex') }));
+    const rows = (s: Store, budget?: number) => [...createRawStore(s.db, { hourBudget: budget }).iterate(0, Number.MAX_SAFE_INTEGER, 5)].flat().map((r) => ({ ...r, vals: Buffer.from(r.vals).toString('hex') }));
     const want = rows(plain);
     expect(rows(sealed)).toEqual(want);
     expect(rows(sealed, 300)).toEqual(want);
@@ -171,7 +171,7 @@ describe('rows of one storage time in two chunks of an entity', () => {
     store.readings.sealHistory(Number.MAX_SAFE_INTEGER);
     // Another writer's row of the same storage time and entity, with an earlier time: sealed into a second chunk.
     const m1 = store.readings.entityId('market', 'm1')!;
-    const row = [...createRawStore(store.db).iterate(0, Number.MAX_SAFE_INTEGER, 10)].find((r) => r.entity === m1)!;
+    const row = [...createRawStore(store.db).iterate(0, Number.MAX_SAFE_INTEGER, 10)].flat().find((r) => r.entity === m1)!;
     store.db.prepare(`INSERT INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`).run(row.seen_at, m1, row.at - 1_000, row.poll, row.shape, Buffer.from(row.vals));
     store.readings.sealHistory(Number.MAX_SAFE_INTEGER);
     expect((store.db.prepare(`SELECT count(*) AS n FROM reading_history_chunks`).get() as { n: number }).n).toBe(3);

@@ -101,10 +101,9 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
   const chunksOldest = db.prepare<[], { t: number | null }>(`SELECT min(first) AS t FROM reading_history_chunks`);
   const chunksNewest = db.prepare<[], { t: number | null }>(`SELECT max(last) AS t FROM reading_history_chunks WHERE first >= (SELECT max(first) FROM reading_history_chunks) - ${CHUNK_MS}`);
   const chunksFrom = db.prepare<[number], { t: number | null }>(`SELECT min(first) AS t FROM reading_history_chunks WHERE first >= ?`);
-  const hourMeta = db.prepare<[number, number, number, number], ChunkMeta>(
-    `SELECT id, entity, first, last, length(data) AS size FROM reading_history_chunks
-     WHERE first BETWEEN ? AND ? AND last >= ? AND first <= ? ORDER BY entity, first, id`,
-  );
+  const hourWhere = `FROM reading_history_chunks WHERE first BETWEEN ? AND ? AND last >= ? AND first <= ? ORDER BY entity, first, id`;
+  const hourMeta = db.prepare<[number, number, number, number], ChunkMeta>(`SELECT id, entity, first, last, length(data) AS size ${hourWhere}`);
+  const hourData = db.prepare<[number, number, number, number], { data: Buffer }>(`SELECT data ${hourWhere}`);
   const chunksLaterThan = db.prepare<[number, number], ChunkRow & { last: number }>(
     `SELECT ${chunkCols}, last FROM reading_history_chunks WHERE first >= ? AND last >= ? ORDER BY first`,
   );
@@ -115,7 +114,14 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
   const chunksCount = db.prepare<[], { n: number }>(`SELECT coalesce(sum(n), 0) AS n FROM reading_history_chunks`);
 
   const open = (row: ChunkRow): OpenRawChunk => openRawChunk(row.data, row.first);
-  const rowOf = (entity: number, c: OpenRawChunk, i: number): RawRow => ({ entity, ...rawEntry(c, i) });
+  const rowOf = (entity: number, c: OpenRawChunk, i: number): RawRow => ({
+    seen_at: c.seens[i]!,
+    entity,
+    at: c.ats[i]!,
+    poll: c.polls[i]!,
+    shape: c.shapes[i]!,
+    vals: c.body.subarray(c.offs[i]!, c.offs[i + 1]!),
+  });
 
   /** Writes an entity's rows (in storage order, one hour) as a chunk. */
   function put(entity: number, entries: readonly RawEntry[]): void {
@@ -164,10 +170,10 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
   }
 
   /** Rows with from ≤ seen_at ≤ to of the head, in storage order, a page at a time. */
-  function* headRows(from: number, to: number, limit: number): Generator<RawRow> {
+  function* headPages(from: number, to: number, limit: number): Generator<RawRow[]> {
     let rows = headPage.all({ t: from, e: -1, a: MIN, p: -1, to, limit });
     for (;;) {
-      yield* rows;
+      if (rows.length > 0) yield rows;
       if (rows.length < limit) return;
       const l = rows[rows.length - 1]!;
       rows = headPage.all({ t: l.seen_at, e: l.entity, a: l.at, p: l.poll, to, limit });
@@ -175,68 +181,79 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
   }
 
   /**
-   * The rows stored in [lo, hi] of one sealed hour (chunks, and head rows stored late into it), in storage order:
-   * grouped by storage time (a poll's rows share one), each group by entity. The hour's chunks are opened a span at a
-   * time so that at most about `budget` stored bytes are held; a row's values are read when it is yielded.
+   * The rows stored in [lo, hi] of one sealed hour (chunks, and head rows stored late into it), in storage order, in
+   * pages of at most `limit`: grouped by storage time (a poll's rows share one), each group by entity. The hour's
+   * chunks are opened a span at a time so that at most about `budget` stored bytes are held; a row's values stay in
+   * its chunk's body (the row's `vals` is a view) until its page is read.
    */
-  function* sealedHour(hour: number, lo: number, hi: number, limit: number): Generator<RawRow> {
+  function* sealedHour(hour: number, lo: number, hi: number, limit: number): Generator<RawRow[]> {
     const metas = hourMeta.all(hour, hour + CHUNK_MS - 1, lo, hi);
     const size = metas.reduce((s, m) => s + m.size, 0);
     const spans = Math.max(1, Math.ceil(size / budget));
     const width = Math.ceil((hi - lo + 1) / spans);
+    // Within the budget: the hour's chunks in one statement (the same rows, in the same order, as `metas`).
+    const whole = spans === 1 ? hourData.all(hour, hour + CHUNK_MS - 1, lo, hi) : undefined;
     for (let a = lo; a <= hi; a += width) {
       const b = Math.min(hi, a + width - 1);
       const chunks: Array<{ entity: number; c: OpenRawChunk }> = [];
-      for (const m of metas) if (m.first <= b && m.last >= a) chunks.push({ entity: m.entity, c: openRawChunk(chunkData.get(m.id)!.data, m.first) });
-      // By storage time: [chunk index, row index] pairs, in entity order (chunks are).
+      metas.forEach((m, k) => {
+        if (m.first <= b && m.last >= a) chunks.push({ entity: m.entity, c: openRawChunk((whole?.[k] ?? chunkData.get(m.id)!).data, m.first) });
+      });
+      // By storage time: [chunk index, row index] pairs, in entity order (chunks are). A poll's rows share a storage
+      // time, so the group of a chunk's i-th row is most often the previous chunk's i-th row's: looked up once.
       const groups = new Map<number, number[]>();
       const unsorted = new Set<number>();
-      const lastEntity = new Map<number, number>();
-      chunks.forEach(({ entity, c }, k) => {
+      const bySlot: Array<{ s: number; g: number[] }> = [];
+      for (let k = 0; k < chunks.length; k++) {
+        const { entity, c } = chunks[k]!;
         for (let i = 0; i < c.n; i++) {
           const s = c.seens[i]!;
           if (s < a || s > b) continue;
-          let g = groups.get(s);
-          if (!g) groups.set(s, (g = []));
+          const slot = bySlot[i];
+          let g: number[] | undefined;
+          if (slot && slot.s === s) g = slot.g;
+          else {
+            g = groups.get(s);
+            if (!g) groups.set(s, (g = []));
+            bySlot[i] = { s, g };
+          }
           // Two chunks of one entity (rows stored late) may interleave within a storage time.
-          if (lastEntity.get(s) === entity && g.length > 0 && g[g.length - 2] !== k) unsorted.add(s);
-          lastEntity.set(s, entity);
+          if (g.length > 0 && g[g.length - 2] !== k && chunks[g[g.length - 2]!]!.entity === entity) unsorted.add(s);
           g.push(k, i);
         }
-      });
-      const late = [...headRows(a, b, limit)];
+      }
       const lateAt = new Map<number, RawRow[]>();
-      for (const r of late) {
-        lateAt.set(r.seen_at, [...(lateAt.get(r.seen_at) ?? []), r]);
-        if (!groups.has(r.seen_at)) groups.set(r.seen_at, []);
+      for (const page of headPages(a, b, limit)) {
+        for (const r of page) {
+          lateAt.set(r.seen_at, [...(lateAt.get(r.seen_at) ?? []), r]);
+          if (!groups.has(r.seen_at)) groups.set(r.seen_at, []);
+        }
       }
       for (const s of [...groups.keys()].sort((x, y) => x - y)) {
         const g = groups.get(s)!;
         const extra = lateAt.get(s);
-        if (!extra && !unsorted.has(s)) {
-          for (let j = 0; j < g.length; j += 2) {
-            const { entity, c } = chunks[g[j]!]!;
-            yield rowOf(entity, c, g[j + 1]!);
-          }
-          continue;
-        }
         const rows: RawRow[] = extra ?? [];
-        for (let j = 0; j < g.length; j += 2) rows.push(rowOf(chunks[g[j]!]!.entity, chunks[g[j]!]!.c, g[j + 1]!));
-        yield* rows.sort((x, y) => (keyBefore(x, y) ? -1 : keyBefore(y, x) ? 1 : 0));
+        for (let j = 0; j < g.length; j += 2) {
+          const { entity, c } = chunks[g[j]!]!;
+          rows.push(rowOf(entity, c, g[j + 1]!));
+          if (!extra && !unsorted.has(s) && rows.length >= limit) yield rows.splice(0);
+        }
+        if (extra || unsorted.has(s)) rows.sort((x, y) => (keyBefore(x, y) ? -1 : keyBefore(y, x) ? 1 : 0));
+        for (let j = 0; j < rows.length; j += limit) yield rows.slice(j, j + limit);
       }
     }
   }
 
-  /** Every row (vanished markers too) with from ≤ seen_at ≤ to, in storage order; pages of `limit` head rows. */
-  function* iterate(from: number, to: number, limit: number): Generator<RawRow> {
+  /** Every row (vanished markers too) with from ≤ seen_at ≤ to, in storage order, in pages of at most `limit`. */
+  function* iterate(from: number, to: number, limit: number): Generator<RawRow[]> {
     for (let t = from; t <= to; ) {
       const first = chunksFrom.get(chunkStart(t))?.t ?? null;
       if (first === null || chunkStart(first) > to) {
-        yield* headRows(t, to, limit);
+        yield* headPages(t, to, limit);
         return;
       }
       const hour = chunkStart(first);
-      if (hour > t) yield* headRows(t, hour - 1, limit);
+      if (hour > t) yield* headPages(t, hour - 1, limit);
       yield* sealedHour(hour, Math.max(t, hour), Math.min(to, hour + CHUNK_MS - 1), limit);
       t = hour + CHUNK_MS;
     }

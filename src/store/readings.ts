@@ -539,11 +539,13 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const rows = raw.iterate(from, to, limit);
       const vanished = opts.vanished === true;
       return (function* () {
-        for (const row of rows) {
-          const e = entityOf(row.entity);
-          if (!keep(e)) continue;
-          if (row.shape !== VANISHED) yield rawReading(row, e);
-          else if (vanished) yield { kind: e.kind, entity: e.entity, at: row.at, labels: {}, fields: {}, poll: polls.valueOf(row.poll) ?? '', seen_at: row.seen_at, vanished: true };
+        for (const page of rows) {
+          for (const row of page) {
+            const e = entityOf(row.entity);
+            if (!keep(e)) continue;
+            if (row.shape !== VANISHED) yield rawReading(row, e);
+            else if (vanished) yield { kind: e.kind, entity: e.entity, at: row.at, labels: {}, fields: {}, poll: polls.valueOf(row.poll) ?? '', seen_at: row.seen_at, vanished: true };
+          }
         }
       })();
     },
