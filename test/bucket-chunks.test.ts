@@ -5,7 +5,7 @@
 import { inflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chunkRuns, CHUNK_MS, decodeChunk, encodeChunk, nextBucket, openChunk, skipBucket, type PackedBucket } from '../src/store/bucket-chunks.js';
+import { chunkRuns, CHUNK_MAX_BYTES, CHUNK_MS, decodeChunk, encodeChunk, encodeChunks, nextBucket, openChunk, skipBucket, type PackedBucket } from '../src/store/bucket-chunks.js';
 import { bucketOf, BUCKET_MS, mergeBuckets, writeBucketValues, type Bucket } from '../src/store/buckets.js';
 import { packReading, Writer, type Shape } from '../src/store/codec.js';
 
@@ -95,6 +95,22 @@ describe('a chunk packed and read back', () => {
     const lone = encodeChunk(parts.slice(0, 1));
     expect(lone[0]).toBe(0); // plain
     expect(decodeChunk(lone, HOUR, 3, 7, shape)).toEqual(hour.slice(0, 1));
+  });
+
+  it('halves a chunk larger than a quarter page, down to a bucket, none lost and in order', () => {
+    const hour = Array.from({ length: 12 }, (_, s) => bucketAt(HOUR + s * BUCKET_MS, [15_000, 45_000, 75_000, 105_000], s));
+    const shape = shapeOf(hour[0]!.fields);
+    const parts = hour.map((b) => packed(shape, b));
+    expect(encodeChunks(parts).map((c) => c.count)).toEqual([12]); // small enough whole
+    const whole = encodeChunk(parts).length;
+    for (const max of [whole - 1, Math.floor(whole / 3), 1]) {
+      const chunks = encodeChunks(parts, max);
+      expect(chunks.length).toBeGreaterThan(1);
+      for (const c of chunks) expect(c.data.length <= max || c.count === 1, `${c.count} buckets in ${c.data.length} bytes`).toBe(true);
+      expect(chunks.flatMap((c) => decodeChunk(c.data, c.first, 3, 7, shape))).toEqual(hour);
+    }
+    expect(encodeChunks(parts, 1).map((c) => c.count)).toEqual(hour.map(() => 1));
+    expect(CHUNK_MAX_BYTES * 4).toBeLessThan(4096 - 8 - 4 * 30);
   });
 
   it('refuses buckets out of order or outside one hour, and a chunk it cannot read', () => {

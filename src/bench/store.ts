@@ -157,8 +157,12 @@ async function replay(ctx: BenchContext): Promise<void> {
     const bareBytes = fileBytes(bare.db, barePath);
     const perDay = MARKETS * (86_400_000 / POLL_INTERVAL_MS);
     const byTable = tableBytes(store.db);
-    // Past raw_retention (default 2 days) history is 5-minute buckets: measured on the same hour of polls.
-    const { perRow, perBucket } = hourBytes(ctx.dir, base);
+    // Past raw_retention (default 2 days) history is 5-minute buckets: measured on the same hours of polls, of values
+    // moving by even steps and walking at random (which leaves compression less to find); the larger counts.
+    const evenSteps = hourBytes(ctx.dir, base, 'hour', shifted);
+    const walk = hourBytes(ctx.dir, base, 'hour-walk', randomWalk(42));
+    const perRow = Math.max(evenSteps.perRow, walk.perRow);
+    const perBucket = Math.max(evenSteps.perBucket, walk.perBucket);
     ctx.figure('bytes_per_history_row', perRow);
     ctx.figure('bytes_per_head_row', perHeadRow);
     const bucketsPerDay = MARKETS * (86_400_000 / BUCKET_MS);
@@ -173,10 +177,11 @@ async function replay(ctx: BenchContext): Promise<void> {
     ctx.note(
       `store.replay: after ${polls} polls of ${base.length.toLocaleString('en-US')} markets (an hour), sealed, the DB file is ${mb(bytes)} (${tables}) for ${history.toLocaleString('en-US')} history rows; ` +
         `the bare one-table DB of the same readings is ${mb(bareBytes)}. Before sealing, in the head (one row each, with its indexes): ${perHeadRow.toFixed(0)} bytes a row. ` +
-        `As history keeps a reading past its first hour (sealed in hourly chunks, with their indexes; measured on an hour (${HOUR_POLLS} polls) of ${HOUR_MARKETS.toLocaleString('en-US')} markets whose every value moves): ${perRow.toFixed(1)} bytes a reading. ` +
+        `As history keeps a reading past its first hour (sealed in hourly chunks, with their indexes; measured on an hour (${HOUR_POLLS} polls) of ${HOUR_MARKETS.toLocaleString('en-US')} markets whose every value moves): ${evenSteps.perRow.toFixed(1)} bytes a reading when the values move by even steps, ${walk.perRow.toFixed(1)} when they walk at random; the larger counts. ` +
         `Extrapolated, not measured (×${(perDay / history).toFixed(0)}): ${(perDay / 1e6).toFixed(1)} M rows and ${((perDay * perRow) / 1e9).toFixed(0)} GB a day at 10,000 markets every 30 s ` +
         `when every market's row changes every poll (the simulator's case). With the defaults (raw_retention 2d, then 5-minute buckets of ` +
-        `${perBucket.toFixed(0)} bytes each with their index, measured on the same hour, folded and sealed in hourly chunks): ` +
+        `${perBucket.toFixed(0)} bytes each with their index, measured on the same hour, folded and sealed in hourly chunks: ` +
+        `${evenSteps.perBucket.toFixed(0)} bytes when every value moves by even steps, ${walk.perBucket.toFixed(0)} when they walk at random; the larger counts): ` +
         `${gb30.toFixed(1)} GB for 30 days (all raw it would be ${((30 * perDay * perRow) / 1e9).toFixed(0)} GB).`,
     );
   } finally {
@@ -191,11 +196,40 @@ const HOUR_POLLS = CHUNK_MS / POLL_INTERVAL_MS;
 const HOUR_MARKETS = 500;
 
 /**
- * Bytes on disk of an hour of polls of moving values through savePoll: per reading once sealed (chunks and their
- * indexes), then per 5-minute bucket once folded and sealed (the same hour).
+ * A poll function whose every value takes a pseudo-random step from where the previous poll left it (a random walk
+ * per market and field, seeded): unlike {@link shifted}'s even steps, it leaves compression little to find.
  */
-function hourBytes(dir: string, base: readonly Reading[]): { perRow: number; perBucket: number } {
-  const store = openStore(join(dir, 'hour.db'));
+function randomWalk(seed: number): (readings: readonly Reading[], dt: number) => Reading[] {
+  let x = seed >>> 0;
+  const rand = () => {
+    x = (x + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(x ^ (x >>> 15), x | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const last = new Map<string, Record<string, unknown>>();
+  const step = (v: unknown): unknown => {
+    if (typeof v === 'number') return Number.isInteger(v) ? v + (v > 1e12 ? POLL_INTERVAL_MS : 1 + Math.floor(rand() * 20)) : Number((v * (1 + (rand() - 0.5) / 1e3)).toPrecision(7));
+    if (typeof v === 'string' && /^[1-9]\d*$/.test(v)) {
+      const zeros = v.length - v.replace(/0+$/, '').length;
+      return (BigInt(v) + BigInt(Math.floor(rand() * 1000)) * 10n ** BigInt(zeros)).toString();
+    }
+    return v;
+  };
+  return (readings, dt) =>
+    readings.map((r) => {
+      const fields = Object.fromEntries(Object.entries(last.get(r.entity) ?? r.fields).map(([f, v]) => [f, step(v)]));
+      last.set(r.entity, fields);
+      return { ...r, at: r.at + dt, fields };
+    });
+}
+
+/**
+ * Bytes on disk of an hour of polls of moving values through savePoll (`move` makes each poll from the first): per
+ * reading once sealed (chunks and their indexes), then per 5-minute bucket once folded and sealed (the same hour).
+ */
+function hourBytes(dir: string, base: readonly Reading[], name: string, move: (readings: readonly Reading[], dt: number) => Reading[]): { perRow: number; perBucket: number } {
+  const store = openStore(join(dir, `${name}.db`));
   const bytesOf = (prefix: string) => tableBytes(store.db).filter((t) => t.name.startsWith(prefix)).reduce((sum, t) => sum + t.bytes, 0);
   try {
     const some = base.slice(0, HOUR_MARKETS);
@@ -204,7 +238,7 @@ function hourBytes(dir: string, base: readonly Reading[]): { perRow: number; per
     const first = chunkStart(at0) + CHUNK_MS + 15_000;
     for (let i = 0; i < HOUR_POLLS; i++) {
       const t = first + i * POLL_INTERVAL_MS;
-      store.readings.savePoll('markets', shifted(some, t - at0), t + 5_000);
+      store.readings.savePoll('markets', move(some, t - at0), t + 5_000);
     }
     const readings = store.readings.counts().history;
     store.readings.sealHistory(Number.MAX_SAFE_INTEGER);

@@ -23,8 +23,8 @@ CREATE TABLE reading_bucket_chunks (
   n INTEGER NOT NULL, -- its buckets that no earlier chunk of the entity and hour has
   data BLOB NOT NULL
 );
-CREATE INDEX reading_bucket_chunks_start ON reading_bucket_chunks (start, entity);
-CREATE INDEX reading_bucket_chunks_entity ON reading_bucket_chunks (entity, start);
+CREATE INDEX reading_bucket_chunks_start ON reading_bucket_chunks (start, entity, n); -- n: counted without reading the chunks
+CREATE INDEX reading_bucket_chunks_entity ON reading_bucket_chunks (entity, start, shape); -- shape: pruneShapes reads it here
 `,
   run(db: Database.Database) {
     const seal = createBucketSealer(db);

@@ -49,6 +49,23 @@ export function encodeChunk(buckets: readonly PackedBucket[]): Buffer {
   return sealBody(w.take());
 }
 
+/**
+ * Largest chunk worth storing whole, bytes: four fit on a 4,096-byte SQLite page. A table page holds whole chunks, so
+ * one of 1,400 bytes left a third of its page empty (two a page); {@link encodeChunks} halves a larger one instead.
+ */
+export const CHUNK_MAX_BYTES = 990;
+
+/**
+ * The chunks for buckets {@link encodeChunk} takes, each at most `maxBytes` where halving allows (a lone bucket is
+ * stored whatever its size): the first bucket's start, the count and the chunk of each, in start order.
+ */
+export function encodeChunks(buckets: readonly PackedBucket[], maxBytes = CHUNK_MAX_BYTES): Array<{ first: number; count: number; data: Buffer }> {
+  const data = encodeChunk(buckets);
+  if (data.length <= maxBytes || buckets.length === 1) return [{ first: buckets[0]!.start, count: buckets.length, data }];
+  const half = Math.ceil(buckets.length / 2);
+  return [...encodeChunks(buckets.slice(0, half), maxBytes), ...encodeChunks(buckets.slice(half), maxBytes)];
+}
+
 /** A chunk being read: every bucket's times, and its values read one bucket at a time ({@link nextBucket}). */
 export interface OpenChunk {
   starts: number[];

@@ -6,7 +6,7 @@
  * so callers see one bucket per entity and start, as when each was one row.
  */
 import type Database from 'better-sqlite3';
-import { chunkRuns, chunkStart, CHUNK_MS, encodeChunk, nextBucket, openChunk, skipBucket, type OpenChunk } from './bucket-chunks.js';
+import { chunkRuns, chunkStart, CHUNK_MS, encodeChunks, nextBucket, openChunk, skipBucket, type OpenChunk } from './bucket-chunks.js';
 import { BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
 import { Reader, unpackFields, Writer, type Shape } from './codec.js';
 
@@ -81,8 +81,9 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
   const stagedOf = db.prepare<[number, number, number], StagedRow>(
     `SELECT ${stagedCols} FROM reading_buckets WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY start`,
   );
+  // In the order they were sealed, as iterate() merges them too (of two parts alike in time, the later sealed is last).
   const chunksOf = db.prepare<[number, number, number], ChunkRow>(
-    `SELECT ${chunkCols} FROM reading_bucket_chunks WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY start, id`,
+    `SELECT ${chunkCols} FROM reading_bucket_chunks WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY id`,
   );
   const earlier = db.prepare<[number, number, number, number], { c: number | null; s: number | null }>(
     `SELECT (SELECT max(start) FROM reading_bucket_chunks WHERE entity = ? AND start < ?) AS c,
@@ -101,6 +102,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
   const toSeal = db.prepare<{ before: number; e: number; limit: number }, StagedRow>(
     `SELECT ${stagedCols} FROM reading_buckets WHERE entity > @e AND start < @before ORDER BY entity, start LIMIT @limit`,
   );
+  const stagedOldest = db.prepare<[], { t: number | null }>(`SELECT min(start) AS t FROM reading_buckets`);
   const stagedDelete = db.prepare<[number, number]>(`DELETE FROM reading_buckets WHERE start = ? AND entity = ?`);
   const chunkPut = db.prepare<[number, number, number, number, number, Buffer]>(
     `INSERT INTO reading_bucket_chunks (start, entity, poll, shape, n, data) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -239,6 +241,12 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
    * hour whole where the page allows; returns the buckets sealed (0: none left). Call inside a transaction.
    */
   function seal(before: number, limit: number): number {
+    // Mostly nothing is due (an hour is sealed once it is over): a seek, not a walk of the open hour's buckets.
+    const oldest = stagedOldest.get()?.t;
+    if (oldest === null || oldest === undefined || oldest >= before) {
+      sealAfter = -1;
+      return 0;
+    }
     let rows = toSeal.all({ before, e: sealAfter, limit });
     if (rows.length === 0 && sealAfter !== -1) {
       sealAfter = -1;
@@ -262,8 +270,12 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
         // Counted once: a start some chunk of the hour already has is a second part of that bucket (rows stored late).
         const hour = chunkStart(head.start);
         const had = new Set(chunksOf.all(entity, hour, hour + CHUNK_MS - 1).flatMap((row) => chunkOpen(row).starts));
-        const fresh = run.filter((r) => !had.has(r.start)).length;
-        chunkPut.run(head.start, entity, head.poll, head.shape, fresh, encodeChunk(run.map((r) => ({ start: r.start, at: r.at, seenAt: r.seen_at, vals: r.vals }))));
+        const packed = run.map((r) => ({ start: r.start, at: r.at, seenAt: r.seen_at, vals: r.vals }));
+        let from = 0;
+        for (const c of encodeChunks(packed)) {
+          const fresh = run.slice(from, (from += c.count)).filter((r) => !had.has(r.start)).length;
+          chunkPut.run(c.first, entity, head.poll, head.shape, fresh, c.data);
+        }
         for (const b of run) stagedDelete.run(b.start, entity);
       }
     }
