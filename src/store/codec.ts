@@ -113,12 +113,23 @@ export class Reader {
     return this.buf[this.pos++]!;
   }
   varint(): number {
+    const buf = this.buf;
+    let pos = this.pos;
+    // One byte (most ids, lengths, small deltas) without the loop.
+    if (pos < buf.length && buf[pos]! < 0x80) {
+      this.pos = pos + 1;
+      return buf[pos]!;
+    }
     let v = 0;
     let mul = 1;
     for (;;) {
-      const b = this.byte();
+      if (pos >= buf.length) throw new RangeError('packed values end early');
+      const b = buf[pos++]!;
       v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
+      if (b < 0x80) {
+        this.pos = pos;
+        return v;
+      }
       mul *= 0x80;
     }
   }
