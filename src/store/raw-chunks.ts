@@ -54,29 +54,24 @@ export function encodeRawChunk(entries: readonly RawEntry[]): Buffer {
 /** A chunk being read: every row's times, ids and where its values are in `body`. */
 export interface OpenRawChunk {
   n: number;
-  seens: Float64Array;
-  ats: Float64Array;
-  polls: Uint32Array;
-  shapes: Uint32Array;
+  seens: number[];
+  ats: number[];
+  polls: number[];
+  shapes: number[];
   /** Where each row's packed values start in `body`, and end (the next one's start). */
-  offs: Uint32Array;
+  offs: number[];
   body: Uint8Array;
 }
 
 /** Opens a chunk (see {@link encodeRawChunk}) whose row says its first row was stored at `first`. */
 export function openRawChunk(data: Uint8Array, first: number): OpenRawChunk {
-  const body = openBody(data, 'raw history chunk');
+  // A plain view (a row's values are views of it: a Uint8Array's subarray is cheaper to make than a Buffer's).
+  const stored = openBody(data, 'raw history chunk');
+  const body = new Uint8Array(stored.buffer, stored.byteOffset, stored.byteLength);
   const r = new Reader(body);
   const n = r.varint();
-  const c: OpenRawChunk = {
-    n,
-    seens: new Float64Array(n),
-    ats: new Float64Array(n),
-    polls: new Uint32Array(n),
-    shapes: new Uint32Array(n),
-    offs: new Uint32Array(n + 1),
-    body,
-  };
+  // Plain arrays: a chunk is opened per entity and hour read, and small typed arrays cost more to make than they save.
+  const c: OpenRawChunk = { n, seens: new Array<number>(n), ats: new Array<number>(n), polls: new Array<number>(n), shapes: new Array<number>(n), offs: new Array<number>(n + 1), body };
   let seen = first;
   let off = 0;
   for (let i = 0; i < n; i++) {
@@ -90,7 +85,7 @@ export function openRawChunk(data: Uint8Array, first: number): OpenRawChunk {
   }
   c.offs[n] = off;
   // Offsets so far are from the start of the values.
-  for (let i = 0; i <= n; i++) c.offs[i]! += r.pos;
+  for (let i = 0; i <= n; i++) c.offs[i] = c.offs[i]! + r.pos;
   if (c.offs[n] !== body.length) throw new RangeError('raw history chunk values do not match their lengths');
   return c;
 }
