@@ -131,7 +131,8 @@ export interface ReadingsRepo {
    */
   downsample(before: number, opts?: PruneOptions): DownsampleResult;
   /**
-   * Seals full-resolution rows of hours (of storage time) that ended {@link SEAL_SLACK_MS} before `now` into one
+   * Seals full-resolution rows of hours (of storage time) that ended {@link SEAL_SLACK_MS} before `now` (the daemon passes
+   * its time less the rules' look-back, src/rules/look-back.ts, so a look-back reads unsealed rows) into one
    * chunk per entity and hour (src/store/raw-store.ts), batch by batch; returns the rows sealed. `maxRows` bounds it
    * (an entity's rows go whole: a batch may pass it by one entity's hours).
    */
