@@ -80,6 +80,8 @@ beforeAll(() => {
     raw.readings.savePoll('markets', batch, t);
     folded.readings.savePoll('markets', batch, t);
   }
+  // As the daemon keeps it: full-resolution rows of the hours that are over sealed in hourly chunks, then folded from them.
+  expect(folded.readings.sealHistory(END, { batchSize: 1_000 })).toBe(((END - HOUR - T0) / MIN) * ENTITIES.length);
   const done = folded.readings.downsample(CUTOFF, { batchSize: 3_000 });
   expect(done.rows).toBe(((CUTOFF - T0) / MIN) * ENTITIES.length);
 }, 120_000);
@@ -98,6 +100,9 @@ describe('a week stored, the five days past raw_retention folded into buckets', 
     expect(folded.readings.rawSince()).toBe(CUTOFF + 30_000);
     // Sealed: one chunk per entity and hour, but for the last hour (its rows stored late could still come).
     const n = (sql: string) => (folded.db.prepare(sql).get() as { n: number }).n;
+    // Full-resolution rows: the last hour's one by one, the others' an entity's hour a chunk.
+    expect(n(`SELECT count(*) AS n FROM reading_history`)).toBe((HOUR / MIN) * ENTITIES.length);
+    expect(n(`SELECT count(*) AS n FROM reading_history_chunks`)).toBe(((END - HOUR - CUTOFF) / HOUR) * ENTITIES.length);
     expect(n(`SELECT count(*) AS n FROM reading_bucket_chunks`)).toBe(((CUTOFF - HOUR - T0) / HOUR) * ENTITIES.length);
     expect(n(`SELECT count(*) AS n FROM reading_buckets`)).toBe((HOUR / BUCKET_MS) * ENTITIES.length);
     expect(n(`SELECT min(start) AS n FROM reading_buckets`)).toBe(CUTOFF - HOUR);

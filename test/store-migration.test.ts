@@ -238,12 +238,12 @@ describe('migration 11: sealed buckets in hourly chunks', () => {
     const before = answers(sealed);
     expect(before).toEqual(fromChunks);
     expect((sealed.db.prepare(`SELECT count(*) AS n FROM reading_buckets`).get() as { n: number }).n).toBe(3 * 36);
-    // Schema 10: no chunk table.
-    sealed.db.exec(`DROP TABLE reading_bucket_chunks; DELETE FROM schema_migrations WHERE version = 11`);
+    // Schema 10: no chunk table (nor later ones: this history is all buckets).
+    sealed.db.exec(`DROP TABLE reading_bucket_chunks; DROP TABLE reading_history_chunks; DELETE FROM schema_migrations WHERE version >= 11`);
     sealed.close();
     const store = openStore(path);
     try {
-      expect(store.version).toBe(11);
+      expect(store.version).toBe(migrations.at(-1)!.version);
       expect(answers(store)).toEqual(before);
       const n = (sql: string) => (store.db.prepare(sql).get() as { n: number }).n;
       expect(n(`SELECT count(*) AS n FROM reading_buckets`)).toBe(0);
@@ -371,5 +371,56 @@ describe('the packed form of a reading', () => {
     const { vals } = packReading(new Writer(), {}, marketFields(3, 0.644698), undefined, 1_795_619_844_003);
     // 11 packed values (utilization 4, borrow_apy 5, oracle_price 9, total_borrowed 10, usd 6, times 1–3, block 5, ...).
     expect(vals.length).toBeLessThan(60);
+  });
+});
+
+describe('migration 12: full-resolution history of past hours in hourly chunks', () => {
+  const H = Date.UTC(2025, 2, 3, 8);
+  const MIN = 60_000;
+  /** Three hours of two markets (m2 gone for an hour) and a position a minute, as lookout 11 kept them: every row in reading_history. */
+  function stored(path: string) {
+    const store = openStore(path);
+    for (let t = H + 30_000; t < H + 3 * 3_600_000; t += MIN) {
+      const u = (k: number) => Math.round((0.5 + 0.4 * Math.sin(t / 7e5 + k)) * 1e6) / 1e6;
+      const m = (k: number) => ({ kind: 'market' as const, entity: `m${k}`, at: t, labels: { market_id: `m${k}` }, fields: { ...marketFields(k, u(k)), timestamp: t } });
+      const gone = t > H + 3_600_000 && t < H + 2 * 3_600_000;
+      store.readings.savePoll('markets', gone ? [m(1)] : [m(1), m(2)], t + 2_000);
+      store.readings.savePoll('positions', [{ kind: 'position', entity: 'p1', at: t - 20_000, labels: { wallet: '0xw' }, fields: { value_usd: u(3) * 1000 } }], t + 3_000);
+    }
+    return store;
+  }
+  function answers(store: ReturnType<typeof openStore>) {
+    const grid = Array.from({ length: 3 * 12 + 4 }, (_, i) => H - 10 * MIN + i * 5 * MIN + 17_000);
+    const keys = [['market', 'm1'], ['market', 'm2'], ['position', 'p1']] as const;
+    return {
+      all: [...store.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER, { vanished: true })],
+      at: keys.flatMap(([k, e]) => grid.flatMap((t) => [store.readings.historyAt(k, e, t), store.readings.historyAt(k, e, t, H + 90 * MIN)])),
+      range: keys.flatMap(([k, e]) => grid.map((t) => store.readings.historyRange(k, e, t, t + 40 * MIN))),
+      latest: keys.map(([k, e]) => store.readings.latest(k, e)),
+      counts: store.readings.counts(),
+    };
+  }
+
+  it('seals every row of a database lookout 11 left, none lost, and gives the same answers', () => {
+    const path = join(dirs.make(), 'v11.db');
+    const old = stored(path);
+    const before = answers(old);
+    const rows = (old.db.prepare(`SELECT count(*) AS n FROM reading_history`).get() as { n: number }).n;
+    expect(before.all.filter((r) => r.vanished)).toHaveLength(1);
+    // Schema 11: no chunk table.
+    old.db.exec(`DROP TABLE reading_history_chunks; DELETE FROM schema_migrations WHERE version = 12`);
+    old.close();
+    const store = openStore(path);
+    try {
+      expect(store.version).toBe(12);
+      const n = (sql: string) => (store.db.prepare(sql).get() as { n: number }).n;
+      expect(n(`SELECT count(*) AS n FROM reading_history`)).toBe(0);
+      // An entity's hour a chunk (m2 has none in the hour it was gone but its vanished marker).
+      expect(n(`SELECT count(*) AS n FROM reading_history_chunks`)).toBe(3 * 3);
+      expect(answers(store)).toEqual(before);
+      expect(before.all).toHaveLength(rows);
+    } finally {
+      store.close();
+    }
   });
 });

@@ -113,16 +113,24 @@ function fillHistory(store: Store, base: readonly Reading[], polls: number, end:
 }
 
 async function replay(ctx: BenchContext): Promise<void> {
-  const base = await ctx.readings(marketsPoll);
-  const polls = 10;
+  // History as a backtest reads it past its first hour: an hour of polls (sealed, an entity's hour a chunk), of as
+  // many markets as make 100,000 readings.
+  const polls = HOUR_POLLS;
+  const base = (await ctx.readings(marketsPoll)).slice(0, Math.round((MARKETS * 10) / polls));
   const path = join(ctx.dir, 'replay.db');
   const store = openStore(path);
   const barePath = join(ctx.dir, 'replay-bare.db');
   const bare = bareDb(barePath);
-  const end = Date.now();
+  const end = chunkStart(Date.now()) - 15_000; // the polls of one clock hour
   try {
     fillHistory(store, base, polls, end);
     for (let i = 0; i < polls; i++) bare.insert(shifted(base, (i + 1) * POLL_INTERVAL_MS));
+    // What the head (the current hour's rows, one row each) costs on disk, before it is sealed.
+    const headBytes = tableBytes(store.db).filter((t) => t.name.startsWith('reading_history')).reduce((sum, t) => sum + t.bytes, 0);
+    const history = (store.db.prepare('SELECT count(*) AS n FROM reading_history').get() as { n: number }).n;
+    const perHeadRow = headBytes / history;
+    // A backtest reads history past its first hour: sealed in hourly chunks.
+    store.readings.sealHistory(Number.MAX_SAFE_INTEGER);
     const scan = bare.db.prepare<[], { reading: string }>('SELECT reading FROM readings ORDER BY rowid');
     let rows = 0;
     let bareRows = 0;
@@ -144,20 +152,19 @@ async function replay(ctx: BenchContext): Promise<void> {
     if (rows !== bareRows) throw new Error(`replay read ${rows} rows, the bare scan ${bareRows}`);
     ctx.row({ name: 'store.replay', n: `${rows.toLocaleString('en-US')} history rows`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'one-table scan + JSON.parse' });
 
-    // What history costs on disk: measured here after `polls` polls, extrapolated to a day.
+    // What history costs on disk: measured on an hour of polls whose every value moves, sealed, extrapolated to a day.
     const bytes = fileBytes(store.db, path);
     const bareBytes = fileBytes(bare.db, barePath);
-    const history = (store.db.prepare('SELECT count(*) AS n FROM reading_history').get() as { n: number }).n;
     const perDay = MARKETS * (86_400_000 / POLL_INTERVAL_MS);
     const byTable = tableBytes(store.db);
-    // What grows with every poll: the history table and its indexes (latest_entities stays one row per entity).
-    const growing = byTable.filter((t) => t.name.startsWith('reading_history')).reduce((sum, t) => sum + t.bytes, 0) || bytes;
-    const perRow = growing / history;
+    // Past raw_retention (default 2 days) history is 5-minute buckets: measured on the same hours of polls, of values
+    // moving by even steps and walking at random (which leaves compression less to find); the larger counts.
+    const evenSteps = hourBytes(ctx.dir, base, 'hour', shifted);
+    const walk = hourBytes(ctx.dir, base, 'hour-walk', randomWalk(42));
+    const perRow = Math.max(evenSteps.perRow, walk.perRow);
+    const perBucket = Math.max(evenSteps.perBucket, walk.perBucket);
     ctx.figure('bytes_per_history_row', perRow);
-    // Past raw_retention (default 2 days) history is 5-minute buckets: measured on polls whose every value moves.
-    const evenSteps = bucketBytes(ctx.dir, base, 'buckets', shifted);
-    const walk = bucketBytes(ctx.dir, base, 'buckets-walk', randomWalk(42));
-    const perBucket = Math.max(evenSteps, walk);
+    ctx.figure('bytes_per_head_row', perHeadRow);
     const bucketsPerDay = MARKETS * (86_400_000 / BUCKET_MS);
     const gb30 = (RAW_DAYS * perDay * perRow + (30 - RAW_DAYS) * bucketsPerDay * perBucket) / 1e9;
     ctx.figure('bytes_per_bucket', perBucket);
@@ -168,12 +175,13 @@ async function replay(ctx: BenchContext): Promise<void> {
       .map((t) => `${t.name} ${mb(t.bytes)}`)
       .join(', ');
     ctx.note(
-      `store.replay: after ${polls} polls of ${MARKETS.toLocaleString('en-US')} markets the DB file is ${mb(bytes)} (${tables}) for ${history.toLocaleString('en-US')} history rows: ` +
-        `${perRow.toFixed(0)} bytes per history row with its indexes; the bare one-table DB of the same readings is ${mb(bareBytes)}. ` +
+      `store.replay: after ${polls} polls of ${base.length.toLocaleString('en-US')} markets (an hour), sealed, the DB file is ${mb(bytes)} (${tables}) for ${history.toLocaleString('en-US')} history rows; ` +
+        `the bare one-table DB of the same readings is ${mb(bareBytes)}. Before sealing, in the head (one row each, with its indexes): ${perHeadRow.toFixed(0)} bytes a row. ` +
+        `As history keeps a reading past its first hour (sealed in hourly chunks, with their indexes; measured on an hour (${HOUR_POLLS} polls) of ${HOUR_MARKETS.toLocaleString('en-US')} markets whose every value moves): ${evenSteps.perRow.toFixed(1)} bytes a reading when the values move by even steps, ${walk.perRow.toFixed(1)} when they walk at random; the larger counts. ` +
         `Extrapolated, not measured (×${(perDay / history).toFixed(0)}): ${(perDay / 1e6).toFixed(1)} M rows and ${((perDay * perRow) / 1e9).toFixed(0)} GB a day at 10,000 markets every 30 s ` +
         `when every market's row changes every poll (the simulator's case). With the defaults (raw_retention 2d, then 5-minute buckets of ` +
-        `${perBucket.toFixed(0)} bytes each with their index, measured on an hour (${BUCKET_POLLS} polls) of ${BUCKET_MARKETS.toLocaleString('en-US')} markets whose every value moves, sealed in hourly chunks: ` +
-        `${evenSteps.toFixed(0)} bytes when every value moves by even steps, ${walk.toFixed(0)} when they walk at random; the larger counts): ` +
+        `${perBucket.toFixed(0)} bytes each with their index, measured on the same hour, folded and sealed in hourly chunks: ` +
+        `${evenSteps.perBucket.toFixed(0)} bytes when every value moves by even steps, ${walk.perBucket.toFixed(0)} when they walk at random; the larger counts): ` +
         `${gb30.toFixed(1)} GB for 30 days (all raw it would be ${((30 * perDay * perRow) / 1e9).toFixed(0)} GB).`,
     );
   } finally {
@@ -183,9 +191,9 @@ async function replay(ctx: BenchContext): Promise<void> {
 }
 
 const RAW_DAYS = 2;
-/** One hour of polls: sealed buckets are stored an hour (twelve buckets) of an entity to a chunk, as 30 days of them are. */
-const BUCKET_POLLS = CHUNK_MS / POLL_INTERVAL_MS;
-const BUCKET_MARKETS = 500;
+/** One hour of polls: history past its first hour is sealed an hour of an entity to a chunk, as 30 days of it are. */
+const HOUR_POLLS = CHUNK_MS / POLL_INTERVAL_MS;
+const HOUR_MARKETS = 500;
 
 /**
  * A poll function whose every value takes a pseudo-random step from where the previous poll left it (a random walk
@@ -217,25 +225,28 @@ function randomWalk(seed: number): (readings: readonly Reading[], dt: number) =>
 }
 
 /**
- * Bytes on disk per 5-minute bucket (with its index): an hour of polls of moving values through savePoll, then folded
- * and sealed; `move` makes each poll from the first.
+ * Bytes on disk of an hour of polls of moving values through savePoll (`move` makes each poll from the first): per
+ * reading once sealed (chunks and their indexes), then per 5-minute bucket once folded and sealed (the same hour).
  */
-function bucketBytes(dir: string, base: readonly Reading[], name: string, move: (readings: readonly Reading[], dt: number) => Reading[]): number {
+function hourBytes(dir: string, base: readonly Reading[], name: string, move: (readings: readonly Reading[], dt: number) => Reading[]): { perRow: number; perBucket: number } {
   const store = openStore(join(dir, `${name}.db`));
+  const bytesOf = (prefix: string) => tableBytes(store.db).filter((t) => t.name.startsWith(prefix)).reduce((sum, t) => sum + t.bytes, 0);
   try {
-    const some = base.slice(0, BUCKET_MARKETS);
+    const some = base.slice(0, HOUR_MARKETS);
     // The polls of one clock hour (15 s past each half minute), each stored 5 s after its readings' time.
     const at0 = Math.max(...some.map((r) => r.at));
     const first = chunkStart(at0) + CHUNK_MS + 15_000;
-    for (let i = 0; i < BUCKET_POLLS; i++) {
+    for (let i = 0; i < HOUR_POLLS; i++) {
       const t = first + i * POLL_INTERVAL_MS;
       store.readings.savePoll('markets', move(some, t - at0), t + 5_000);
     }
+    const readings = store.readings.counts().history;
+    store.readings.sealHistory(Number.MAX_SAFE_INTEGER);
+    // Sealed chunks and their indexes (the head is empty once all are sealed).
+    const perRow = bytesOf('reading_history') / readings;
     store.readings.downsample(Number.MAX_SAFE_INTEGER);
-    const n = store.readings.counts().buckets;
-    // Sealed chunks and their indexes (the table of buckets still being folded is empty once all are sealed).
-    const bytes = tableBytes(store.db).filter((t) => t.name.startsWith('reading_bucket')).reduce((sum, t) => sum + t.bytes, 0);
-    return bytes / n;
+    const perBucket = bytesOf('reading_bucket') / store.readings.counts().buckets;
+    return { perRow, perBucket };
   } finally {
     store.close();
   }
@@ -244,5 +255,5 @@ function bucketBytes(dir: string, base: readonly Reading[], name: string, move: 
 /** The store benchmarks. */
 export const storeBenches: Bench[] = [
   { name: 'store.save', about: 'savePoll of 10,000 market readings in one transaction vs a bare one-table JSON insert', run: save },
-  { name: 'store.replay', about: 'iterateHistory over 100,000 rows (10 polls) vs a bare one-table scan + JSON.parse; DB bytes per history row', run: replay },
+  { name: 'store.replay', about: 'iterateHistory over 100,000 rows (an hour of polls of 833 markets, sealed) vs a bare one-table scan + JSON.parse; DB bytes per reading, in the head and sealed', run: replay },
 ];

@@ -183,7 +183,7 @@ const TARGETS: readonly Target[] = [
     id: 'B10',
     what: 'bytes on disk per stored market reading',
     target: '≤ 120',
-    judge: onFigure('bytes_per_history_row', 'store.replay', (v) => `${fmt(v)} bytes`, (v) => v <= 120, 'with its indexes, every field changing every poll'),
+    judge: onFigure('bytes_per_history_row', 'store.replay', (v) => `${fmt(v)} bytes`, (v) => v <= 120, 'as history keeps it past its first hour (sealed in hourly chunks), with their indexes, every field changing every poll; the head (the current hour, a row each) is in the store.replay note'),
   },
   {
     id: 'B11',

@@ -6,22 +6,15 @@
  * buckets since the previous one, the last reading's time from the start and its storage time from that, then the
  * bucket's values as writeBucketValues (src/store/buckets.ts) packs them. Pure: no database here.
  */
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { BUCKET_MS, readBucketTail, skipBucketValues, type Bucket } from './buckets.js';
-import { Reader, unpackFields, Writer, type Shape } from './codec.js';
+import { openBody, sealBody } from './chunk-form.js';
+import { Reader, unpackFields, unzig, Writer, zig, type Shape } from './codec.js';
 
 /** Width of the time a chunk covers, ms: all its buckets start within one such aligned span. */
 export const CHUNK_MS = 3_600_000;
 
 /** The start of the span holding time `t`. */
 export const chunkStart = (t: number): number => Math.floor(t / CHUNK_MS) * CHUNK_MS;
-
-/** The first byte of a chunk: how the rest is stored. */
-const PLAIN = 0;
-const DEFLATED = 1;
-
-const zig = (v: number): number => (v >= 0 ? v * 2 : -v * 2 - 1);
-const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
 /** A bucket as a chunk takes it: its times, and its values as writeBucketValues packed them (a staged row's). */
 export interface PackedBucket {
@@ -39,7 +32,7 @@ export interface PackedBucket {
  */
 export function encodeChunk(buckets: readonly PackedBucket[]): Buffer {
   const w = new Writer();
-  w.byte(PLAIN);
+  w.byte(0); // the form (src/store/chunk-form.ts)
   w.varint(buckets.length);
   const first = buckets[0]!.start;
   let prev = first;
@@ -53,10 +46,7 @@ export function encodeChunk(buckets: readonly PackedBucket[]): Buffer {
     w.varint(zig(b.seenAt - b.at));
   }
   for (const b of buckets) w.bytes(b.vals);
-  const plain = w.take();
-  const packed = deflateRawSync(plain.subarray(1));
-  if (packed.length + 1 >= plain.length) return plain;
-  return Buffer.concat([Buffer.of(DEFLATED), packed]);
+  return sealBody(w.take());
 }
 
 /**
@@ -88,10 +78,7 @@ export interface OpenChunk {
 
 /** Opens a chunk (see {@link encodeChunk}) whose row says its first bucket starts at `first`: its times read. */
 export function openChunk(data: Uint8Array, first: number): OpenChunk {
-  if (data.length === 0) throw new RangeError('empty bucket chunk');
-  const body = data[0] === DEFLATED ? inflateRawSync(data.subarray(1)) : data[0] === PLAIN ? data.subarray(1) : null;
-  if (!body) throw new RangeError(`bucket chunk of unknown form ${data[0]}`);
-  const r = new Reader(body);
+  const r = new Reader(openBody(data, 'bucket chunk'));
   const count = r.varint();
   const c: OpenChunk = { starts: new Array(count), ats: new Array(count), seens: new Array(count), next: 0, values: r };
   let start = first;

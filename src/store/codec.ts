@@ -113,12 +113,23 @@ export class Reader {
     return this.buf[this.pos++]!;
   }
   varint(): number {
+    const buf = this.buf;
+    let pos = this.pos;
+    // One byte (most ids, lengths, small deltas) without the loop.
+    if (pos < buf.length && buf[pos]! < 0x80) {
+      this.pos = pos + 1;
+      return buf[pos]!;
+    }
     let v = 0;
     let mul = 1;
     for (;;) {
-      const b = this.byte();
+      if (pos >= buf.length) throw new RangeError('packed values end early');
+      const b = buf[pos++]!;
       v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
+      if (b < 0x80) {
+        this.pos = pos;
+        return v;
+      }
       mul *= 0x80;
     }
   }
@@ -130,9 +141,12 @@ export class Reader {
   }
   f64(): number {
     const b = this.bytes(8);
-    return Buffer.from(b.buffer, b.byteOffset, 8).readDoubleLE(0);
+    return new DataView(b.buffer, b.byteOffset, 8).getFloat64(0, true);
   }
 }
+
+/** Strings of zeros by count, for the trailing zeros of decimal integer strings (token amounts have 6 to 30). */
+const ZEROS = Array.from({ length: 64 }, (_, i) => '0'.repeat(i));
 
 /** Exact powers of ten (up to 10^22 a double holds exactly). */
 const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
@@ -145,8 +159,9 @@ export function scaled(m: number, scale: number): number {
   return scale <= 22 ? m / POW10[scale]! : Number(`${m}e-${scale}`);
 }
 
-const zig = (v: number): number => (v >= 0 ? v * 2 : -v * 2 - 1);
-const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+/** Zigzag: a signed integer as a non-negative one (small magnitudes stay small), and back. */
+export const zig = (v: number): number => (v >= 0 ? v * 2 : -v * 2 - 1);
+export const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
 /** A number's shortest decimal form as mantissa × 10^−scale with scale 1..31, or null when it has none that small. */
 function decimalOf(x: number): { m: number; scale: number } | null {
@@ -269,7 +284,14 @@ export function readValue(r: Reader, base: number): unknown {
     case T_DIGITS: {
       const zeros = r.varint();
       const b = r.bytes(r.varint());
-      const digits = BigInt(`0x${Buffer.from(b).toString('hex') || '0'}`).toString() + '0'.repeat(zeros);
+      let head: string;
+      if (b.length <= 6) {
+        // Up to 48 bits: exact as a double, no BigInt or hex text.
+        let v = 0;
+        for (let i = 0; i < b.length; i++) v = v * 256 + b[i]!;
+        head = String(v);
+      } else head = BigInt(`0x${Buffer.from(b).toString('hex')}`).toString();
+      const digits = head + (zeros < ZEROS.length ? ZEROS[zeros]! : '0'.repeat(zeros));
       return param === 1 ? `-${digits}` : digits;
     }
     default: {
@@ -343,13 +365,34 @@ export function packValues(w: Writer, fields: Record<string, unknown>, at: numbe
   return w.take();
 }
 
+/** What decoding a shape's readings needs, worked out once per shape: its keys, which are packed, the others' values. */
+interface Plan {
+  keys: string[];
+  dyn: Uint8Array;
+  fixed: unknown[];
+  /** A key `__proto__` is set as an own member (setOwn): slower, so only for shapes that have one. */
+  proto: boolean;
+}
+const plans = new WeakMap<Shape, Plan>();
+function planOf(shape: Shape): Plan {
+  let p = plans.get(shape);
+  if (!p) {
+    p = { keys: shape.keys, dyn: Uint8Array.from(shape.dyn), fixed: shape.keys.map((k, i) => (shape.dyn[i] ? undefined : shape.fixed[k])), proto: shape.keys.includes('__proto__') };
+    plans.set(shape, p);
+  }
+  return p;
+}
+
 /** The fields of a reading from its shape and packed values (the reader is left after the last value). */
 export function unpackFields(shape: Shape, r: Reader, at: number): Record<string, unknown> {
+  const { keys, dyn, fixed, proto } = planOf(shape);
   const fields: Record<string, unknown> = {};
-  for (let i = 0; i < shape.keys.length; i++) {
-    const k = shape.keys[i]!;
-    setOwn(fields, k, shape.dyn[i] ? readValue(r, at) : shape.fixed[k]);
+  const n = keys.length;
+  if (proto) {
+    for (let i = 0; i < n; i++) setOwn(fields, keys[i]!, dyn[i] ? readValue(r, at) : fixed[i]);
+    return fields;
   }
+  for (let i = 0; i < n; i++) fields[keys[i]!] = dyn[i] ? readValue(r, at) : fixed[i];
   return fields;
 }
 

@@ -4,13 +4,15 @@
  * given one, whether a remembered row is still there (a rolled-back transaction takes its rows with it), the oldest
  * storage time still kept (a prune or a fold into buckets deletes from there), and the first time stored after t.
  * None of them decodes a row's values; each is a seek on the primary key (storage order) or the entity index, or a
- * scan of the new rows only. Vanished markers are not rows of history here. The rows of a save come after every row
+ * scan of the new rows only — where rows are sealed into chunks (src/store/raw-store.ts), the chunks that may hold the
+ * row asked about are opened. Vanished markers are not rows of history here. The rows of a save come after every row
  * stored before it in storage order: the readings repository gives each save a storage time after the newest one
  * (two saves in one millisecond, a clock stepped back), so "added since a row" misses none of this connection's.
  */
 import type Database from 'better-sqlite3';
 import type { ReadingKind } from '../model.js';
 import { createBucketNextAt } from './bucket-store.js';
+import { createRawStore, keyBefore } from './raw-store.js';
 import type { EntityKey } from './readings.js';
 
 /** A history row by its key (storage time, entity id, time, poll id), not its content. */
@@ -37,33 +39,36 @@ export interface HistoryChanges {
 
 /** Prepares the statements of {@link HistoryChanges}; `entityId` is the readings repository's id lookup. */
 export function createHistoryChanges(db: Database.Database, entityId: (kind: ReadingKind, entity: string) => number | undefined): HistoryChanges {
-  const key = 'seen_at, entity, at, poll';
-  const last = db.prepare<[], HistoryRowKey>(`SELECT ${key} FROM reading_history WHERE shape != 0 ORDER BY seen_at DESC, entity DESC, at DESC, poll DESC LIMIT 1`);
-  const has = db.prepare<[number, number, number, number]>(`SELECT 1 FROM reading_history WHERE seen_at = ? AND entity = ? AND at = ? AND poll = ?`);
-  const since = db.prepare<[number, number, number, number, number], { at: number; value: string }>(
-    `SELECT h.at, e.value FROM reading_history h JOIN history_entities e ON e.id = h.entity
+  const raw = createRawStore(db);
+  const since = db.prepare<[number, number, number, number, number], { seen_at: number; entity: number; at: number; poll: number; value: string }>(
+    `SELECT h.seen_at, h.entity, h.at, h.poll, e.value FROM reading_history h JOIN history_entities e ON e.id = h.entity
      WHERE (h.seen_at, h.entity, h.at, h.poll) > (?, ?, ?, ?) AND h.at < ? AND h.shape != 0 ORDER BY h.seen_at, h.entity, h.at, h.poll`,
   );
-  const oldest = db.prepare<[], { t: number | null }>(`SELECT min(seen_at) AS t FROM reading_history`);
-  const nextRaw = db.prepare<[number, number], { at: number | null }>(`SELECT min(at) AS at FROM reading_history WHERE entity = ? AND at > ? AND shape != 0`);
+  const entityText = db.prepare<[number], { value: string }>(`SELECT value FROM history_entities WHERE id = ?`);
   const nextBucket = createBucketNextAt(db);
   return {
-    last: () => last.get(),
-    has: (k) => has.get(k.seen_at, k.entity, k.at, k.poll) !== undefined,
+    last: raw.last,
+    has: raw.has,
     since: (after, kind, before) => {
       const from = after ?? { seen_at: Number.MIN_SAFE_INTEGER, entity: 0, at: 0, poll: 0 };
+      let rows: Array<HistoryRowKey & { value: string }> = since.all(from.seen_at, from.entity, from.at, from.poll, before);
+      // Rows sealed into chunks since (only when `after` is older than the hours sealed by now).
+      const sealed = raw.sealedSince(from, before);
+      if (sealed.length > 0) {
+        rows = [...sealed.map((k) => ({ ...k, value: entityText.get(k.entity)!.value })), ...rows].sort((x, y) => (keyBefore(x, y) ? -1 : keyBefore(y, x) ? 1 : 0));
+      }
       const out: Array<{ entity: string; at: number }> = [];
-      for (const r of since.all(from.seen_at, from.entity, from.at, from.poll, before)) {
+      for (const r of rows) {
         const e = JSON.parse(r.value) as EntityKey;
         if (e.kind === kind) out.push({ entity: e.entity, at: r.at });
       }
       return out;
     },
-    oldestSeen: () => oldest.get()?.t ?? null,
+    oldestSeen: raw.oldest,
     nextAt: (kind, entity, t) => {
       const id = entityId(kind, entity);
       if (id === undefined) return undefined;
-      const times = [nextRaw.get(id, t)?.at, nextBucket(id, t)].filter((x): x is number => typeof x === 'number');
+      const times = [raw.nextAt(id, t), nextBucket(id, t)].filter((x): x is number => typeof x === 'number');
       return times.length ? Math.min(...times) : undefined;
     },
   };

@@ -18,6 +18,7 @@ import { compactHistoryMigration } from './compact-history-migration.js';
 import { packedLatestMigration } from './packed-latest-migration.js';
 import { latestEntitiesMigration } from './latest-entities-migration.js';
 import { bucketChunksMigration } from './bucket-chunks-migration.js';
+import { rawChunksMigration } from './raw-chunks-migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -43,6 +44,7 @@ export const migrations: readonly Migration[] = [
   packedLatestMigration, // 9: the latest reading per entity packed like history (shape id + values), not JSON (src/store/packed-latest-migration.ts)
   latestEntitiesMigration, // 10: per entity only the poll that returned it last; the latest reading is history's newest (src/store/latest-entities-migration.ts)
   bucketChunksMigration, // 11: buckets of past hours as one chunk per entity and hour (src/store/bucket-chunks-migration.ts)
+  rawChunksMigration, // 12: full-resolution history of past hours as one chunk per entity and hour (src/store/raw-chunks-migration.ts)
 ];
 
 /** One row of `schema_migrations`. */

@@ -22,6 +22,7 @@ import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
 import { chunkStart } from './bucket-chunks.js';
 import { createBucketStore } from './bucket-store.js';
+import { createRawStore, type RawRow } from './raw-store.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
 import { isPacked, packReading, packValues, Reader, shapeText, unpackFields, writeValue, Writer, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
@@ -131,6 +132,13 @@ export interface ReadingsRepo {
    */
   downsample(before: number, opts?: PruneOptions): DownsampleResult;
   /**
+   * Seals full-resolution rows of hours (of storage time) that ended {@link SEAL_SLACK_MS} before `now` (the daemon passes
+   * its time less the rules' look-back, src/rules/look-back.ts, so a look-back reads unsealed rows) into one
+   * chunk per entity and hour (src/store/raw-store.ts), batch by batch; returns the rows sealed. `maxRows` bounds it
+   * (an entity's rows go whole: a batch may pass it by one entity's hours).
+   */
+  sealHistory(now: number, opts?: PruneOptions): number;
+  /**
    * Deletes history stored before `olderThan` and buckets that start before it, in batches; returns the rows deleted
    * (chunk rows count one each). Sealed buckets go by whole hours: those of the hour holding `olderThan` stay. The
    * newest stored reading of an entity a poll still returns is moved to `latest_kept` first: it stays its latest.
@@ -141,14 +149,6 @@ export interface ReadingsRepo {
   counts(): ReadingCounts;
 }
 
-interface RawRow {
-  seen_at: number;
-  entity: number;
-  at: number;
-  poll: number;
-  shape: number;
-  vals: Buffer;
-}
 /** How long after an hour ends (in storage time) its buckets are sealed: rows whose time lags their storage by more are folded late. */
 export const SEAL_SLACK_MS = 10 * 60_000;
 
@@ -198,6 +198,8 @@ function historyDictionaries(db: Database.Database) {
  */
 const VANISHED = 0;
 const EMPTY = Buffer.alloc(0);
+/** Bytes as a Buffer to bind (a view, no copy): a chunk's row values are views of its body. */
+const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 /** Builds the readings repository over an open, migrated database; statements are prepared once here. */
 export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forget(): void } {
@@ -217,20 +219,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const keptGet = db.prepare<[number], RawRow>(`SELECT seen_at, entity, at, poll, shape, vals FROM latest_kept WHERE entity = ?`);
   const deleteKept = db.prepare<[number]>(`DELETE FROM latest_kept WHERE entity = ?`);
 
-  const rawCols = `seen_at, entity, at, poll, shape, vals`;
-  const rawAt = db.prepare<[number, number, number], RawRow>(
-    `SELECT ${rawCols} FROM reading_history WHERE entity = ? AND at <= ? AND seen_at <= ? AND shape != ${VANISHED} ORDER BY at DESC, seen_at DESC LIMIT 1`,
-  );
-  const rawRange = db.prepare<[number, number, number, number], RawRow>(
-    `SELECT ${rawCols} FROM reading_history WHERE entity = ? AND at BETWEEN ? AND ? AND seen_at <= ? AND shape != ${VANISHED} ORDER BY at, seen_at`,
-  );
-  type Cursor = { t: number; e: number; a: number; p: number };
-  const rawPage = db.prepare<Cursor & { to: number; limit: number }, RawRow>(
-    `SELECT ${rawCols} FROM reading_history WHERE (seen_at, entity, at, poll) > (@t, @e, @a, @p) AND seen_at <= @to
-     ORDER BY seen_at, entity, at, poll LIMIT @limit`,
-  );
-  const oldestRaw = db.prepare<[], { t: number | null }>(`SELECT min(seen_at) AS t FROM reading_history`);
-  const newestRaw = db.prepare<[], { t: number | null }>(`SELECT max(seen_at) AS t FROM reading_history`);
+  const raw = createRawStore(db);
   /**
    * The storage time of a save: its `now`, or 1 ms after the newest storage time written before when that is not
    * earlier (two saves in one millisecond, a clock stepped back). So a save's rows come after every row stored before
@@ -238,39 +227,16 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
    */
   let lastSeen: number | undefined;
   const storageTime = (now: number): number => {
-    lastSeen ??= newestRaw.get()?.t ?? -Infinity;
+    lastSeen ??= raw.newest() ?? -Infinity;
     lastSeen = now > lastSeen ? now : lastSeen + 1;
     return lastSeen;
   };
-  const rawBefore = db.prepare<[number, number], RawRow>(
-    `SELECT ${rawCols} FROM reading_history WHERE seen_at < ? ORDER BY seen_at, entity, at, poll LIMIT ?`,
-  );
-  const deleteRawThrough = db.prepare<[number, number, number, number, number]>(
-    `DELETE FROM reading_history WHERE seen_at < ? AND (seen_at, entity, at, poll) <= (?, ?, ?, ?)`,
-  );
-  const pruneRawBatch = db.prepare(
-    `DELETE FROM reading_history WHERE (seen_at, entity, at, poll) IN
-       (SELECT seen_at, entity, at, poll FROM reading_history WHERE seen_at < ? ORDER BY seen_at LIMIT ?)`,
-  );
-  // Before each batch of raw rows goes: the rows of it that are the newest raw row of an entity a poll still returns
-  // (newest by time, then storage time; not older than what is kept already). Run with the batch's own cutoff and
-  // limit, so it looks at exactly the rows the batch deletes. Buckets hold older readings than the raw rows left
-  // (downsampling folds the oldest first); where not, the latest reading is still the newest of all (latestOf).
-  const keepRawBatch = db.prepare(
-    `INSERT OR REPLACE INTO latest_kept (entity, seen_at, at, poll, shape, vals)
-     SELECT h.entity, h.seen_at, h.at, h.poll, h.shape, h.vals FROM reading_history h
-     WHERE (h.seen_at, h.entity, h.at, h.poll) IN (SELECT seen_at, entity, at, poll FROM reading_history WHERE seen_at < ? ORDER BY seen_at LIMIT ?)
-       AND h.shape != ${VANISHED}
-       AND EXISTS (SELECT 1 FROM latest_entities l WHERE l.entity = h.entity)
-       AND NOT EXISTS (SELECT 1 FROM reading_history n WHERE n.entity = h.entity AND n.shape != ${VANISHED}
-                         AND (n.at > h.at OR (n.at = h.at AND n.seen_at > h.seen_at)))
-       AND NOT EXISTS (SELECT 1 FROM latest_kept n WHERE n.entity = h.entity AND (n.at > h.at OR (n.at = h.at AND n.seen_at >= h.seen_at)))`,
-  );
   // Before buckets go: the entities a poll still returns that will have no raw row and no bucket left (staged
   // buckets from the cutoff on stay, chunks from its hour on). Most entities have raw rows: one index probe each.
   const lastInBuckets = db.prepare<{ cut: number; hour: number }, { entity: number }>(
     `SELECT l.entity FROM latest_entities l
      WHERE NOT EXISTS (SELECT 1 FROM reading_history h WHERE h.entity = l.entity AND h.shape != ${VANISHED})
+       AND NOT EXISTS (SELECT 1 FROM reading_history_chunks c WHERE c.entity = l.entity AND c.n > 0)
        AND NOT EXISTS (SELECT 1 FROM reading_buckets b WHERE b.entity = l.entity AND b.start >= @cut)
        AND NOT EXISTS (SELECT 1 FROM reading_bucket_chunks c WHERE c.entity = l.entity AND c.start >= @hour)`,
   );
@@ -282,18 +248,16 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const dropStaleKept = db.prepare(
     `DELETE FROM latest_kept WHERE entity NOT IN (SELECT entity FROM latest_entities)
        OR EXISTS (SELECT 1 FROM reading_history n WHERE n.entity = latest_kept.entity AND n.shape != ${VANISHED}
-                    AND (n.at > latest_kept.at OR (n.at = latest_kept.at AND n.seen_at > latest_kept.seen_at)))`,
+                    AND (n.at > latest_kept.at OR (n.at = latest_kept.at AND n.seen_at > latest_kept.seen_at)))
+       OR EXISTS (SELECT 1 FROM reading_history_chunks c WHERE c.entity = latest_kept.entity AND c.hi_at > latest_kept.at)`,
   );
   // The newest shape is never deleted, so SQLite never gives a deleted shape's id to a new one (a save's signature of
   // the poll before holds shape ids).
   const pruneShapesStmt = db.prepare(
     `DELETE FROM history_shapes WHERE id NOT IN (SELECT shape FROM reading_history) AND id NOT IN (SELECT shape FROM reading_buckets)
        AND id NOT IN (SELECT shape FROM reading_bucket_chunks)
+       AND id NOT IN (SELECT s.value FROM reading_history_chunks c, json_each(c.shapes) s)
        AND id NOT IN (SELECT shape FROM latest_kept) AND id < (SELECT max(id) FROM history_shapes)`,
-  );
-  const countHistory = db.prepare<[], { n: number; oldRaw: number | null; newest: number | null }>(
-    `SELECT (SELECT count(*) FROM reading_history WHERE shape != ${VANISHED}) AS n,
-            (SELECT min(seen_at) FROM reading_history) AS oldRaw, (SELECT max(seen_at) FROM reading_history) AS newest`,
   );
 
   const shapeOf = (id: number): Shape => {
@@ -348,7 +312,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   /** The newest stored reading of entity `id` (raw, bucketed or kept), as a row; undefined when there is none. */
   const newestRow = (id: number): RawRow | undefined => {
     const t = Number.MAX_SAFE_INTEGER;
-    let row: RawRow | undefined = rawAt.get(id, t, t);
+    let row: RawRow | undefined = raw.newestOf(id);
     const bucket = buckets.atOrBefore(id, t, t, row ? bucketStart(row.at) : undefined);
     if (bucket) {
       const b = bucketRow(id, bucket);
@@ -485,37 +449,43 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     shapes.forget();
   };
 
-  function* pages<R>(first: () => R[], next: (last: R) => R[], limit: number): IterableIterator<R> {
-    let rows = first();
-    for (;;) {
-      yield* rows;
-      if (rows.length < limit) return;
-      rows = next(rows[rows.length - 1]!);
-    }
-  }
-
   const kindFilter = (kinds: readonly ReadingKind[] | undefined) => {
     const set = kinds ? new Set<string>(kinds) : undefined;
     return (e: EntityKey) => !set || set.has(e.kind);
   };
 
   const downsampleBatch = db.transaction((before: number, limit: number): Omit<DownsampleResult, 'sealed'> => {
-    const rows = rawBefore.all(before, limit);
-    if (rows.length === 0) return { rows: 0, buckets: 0 };
     const folded = new Map<string, { entity: number; b: Bucket }>();
-    for (const row of rows) {
-      if (row.shape === VANISHED) continue;
-      const fields = unpackFields(shapeOf(row.shape), new Reader(row.vals), row.at);
-      const b = bucketOf({ at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields });
-      const k = `${row.entity}:${b.start}`;
-      const acc = folded.get(k);
-      folded.set(k, { entity: row.entity, b: acc ? mergeBuckets(acc.b, b) : b });
-    }
+    const rows = raw.take(before, limit, (rows) => {
+      for (const row of rows) {
+        if (row.shape === VANISHED) continue;
+        const fields = unpackFields(shapeOf(row.shape), new Reader(row.vals), row.at);
+        const b = bucketOf({ at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields });
+        const k = `${row.entity}:${b.start}`;
+        const acc = folded.get(k);
+        folded.set(k, { entity: row.entity, b: acc ? mergeBuckets(acc.b, b) : b });
+      }
+    });
     for (const { entity, b } of folded.values()) buckets.fold(entity, b);
-    const last = rows[rows.length - 1]!;
-    deleteRawThrough.run(before, last.seen_at, last.entity, last.at, last.poll);
-    return { rows: rows.length, buckets: folded.size };
+    return { rows, buckets: folded.size };
   });
+
+  /** Before rows go: of the entities a poll still returns, those whose newest reading is one of them keep it in `latest_kept`. */
+  const keepNewest = (rows: readonly RawRow[]) => {
+    const going = new Set(rows.filter((r) => r.shape !== VANISHED).map((r) => `${r.entity}:${r.at}:${r.seen_at}`));
+    const done = new Set<number>();
+    for (const r of rows) {
+      if (r.shape === VANISHED || done.has(r.entity)) continue;
+      done.add(r.entity);
+      if (!ownerOf.get(r.entity)) continue;
+      const newest = newestRow(r.entity);
+      if (newest && going.has(`${r.entity}:${newest.at}:${newest.seen_at}`)) {
+        keepRow.run(r.entity, newest.seen_at, newest.at, newest.poll, newest.shape, asBuffer(newest.vals));
+      }
+    }
+  };
+  const pruneRawBatch = db.transaction((olderThan: number, limit: number) => raw.take(olderThan, limit, keepNewest));
+  const sealRawBatch = db.transaction((before: number, limit: number) => raw.seal(before, limit));
 
   const sealBatch = db.transaction((before: number, limit: number) => buckets.seal(before, limit));
 
@@ -563,10 +533,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const id = entityId(kind, entity);
       if (id === undefined) return undefined;
       const e = { kind, entity };
-      const raw = rawAt.get(id, t, asOf);
+      const row = raw.at(id, t, asOf);
       // A bucket that starts before the raw row's own holds only earlier readings.
-      const bucket = buckets.atOrBefore(id, t, asOf, raw ? bucketStart(raw.at) : undefined);
-      if (raw && (!bucket || raw.at > bucket.at || (raw.at === bucket.at && raw.seen_at >= bucket.seenAt))) return plain(rawReading(raw, e));
+      const bucket = buckets.atOrBefore(id, t, asOf, row ? bucketStart(row.at) : undefined);
+      if (row && (!bucket || row.at > bucket.at || (row.at === bucket.at && row.seen_at >= bucket.seenAt))) return plain(rawReading(row, e));
       return bucket ? plain(bucketReading(bucket, e)) : undefined;
     },
     historyRange: (kind, entity, from, to, asOf = Number.MAX_SAFE_INTEGER) => {
@@ -578,7 +548,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
           .partsOf(id, bucketStart(from), to)
           .filter((b) => b.at >= from && b.at <= to && b.seenAt <= asOf)
           .map((b) => bucketReading(b, e)),
-        ...rawRange.all(id, from, to, asOf).map((row) => rawReading(row, e)),
+        ...raw.range(id, from, to, asOf).map((row) => rawReading(row, e)),
       ].sort((a, b) => a.at - b.at || a.seen_at - b.seen_at);
       // One per time: its last revision.
       const out: Reading[] = [];
@@ -588,18 +558,16 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     iterateHistory: (from, to, opts = {}) => {
       const limit = Math.max(1, opts.pageSize ?? 2000);
       const keep = kindFilter(opts.kinds);
-      const rows = pages<RawRow>(
-        () => rawPage.all({ t: from, e: -1, a: Number.MIN_SAFE_INTEGER, p: -1, to, limit }),
-        (l) => rawPage.all({ t: l.seen_at, e: l.entity, a: l.at, p: l.poll, to, limit }),
-        limit,
-      );
+      const rows = raw.iterate(from, to, limit);
       const vanished = opts.vanished === true;
       return (function* () {
-        for (const row of rows) {
-          const e = entityOf(row.entity);
-          if (!keep(e)) continue;
-          if (row.shape !== VANISHED) yield rawReading(row, e);
-          else if (vanished) yield { kind: e.kind, entity: e.entity, at: row.at, labels: {}, fields: {}, poll: polls.valueOf(row.poll) ?? '', seen_at: row.seen_at, vanished: true };
+        for (const page of rows) {
+          for (const row of page) {
+            const e = entityOf(row.entity);
+            if (!keep(e)) continue;
+            if (row.shape !== VANISHED) yield rawReading(row, e);
+            else if (vanished) yield { kind: e.kind, entity: e.entity, at: row.at, labels: {}, fields: {}, poll: polls.valueOf(row.poll) ?? '', seen_at: row.seen_at, vanished: true };
+          }
         }
       })();
     },
@@ -611,7 +579,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       })();
     },
     entityId,
-    rawSince: () => oldestRaw.get()?.t ?? null,
+    rawSince: raw.oldest,
     downsample: (before, opts = {}) => {
       const batch = Math.max(1, opts.batchSize ?? 5000);
       const max = opts.maxRows ?? Infinity;
@@ -624,10 +592,22 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       }
       // Hours over by SEAL_SLACK_MS, before `before` and before the oldest row not folded yet (maxRows may have left
       // some): the rows stored before either, whose time is in those hours, are all folded.
-      const sealBefore = chunkStart(Math.min(before, oldestRaw.get()?.t ?? before) - SEAL_SLACK_MS);
+      const sealBefore = chunkStart(Math.min(before, raw.oldest() ?? before) - SEAL_SLACK_MS);
       while (total.sealed < max) {
         const n = inTx(() => sealBatch(sealBefore, Math.min(batch, max - total.sealed)));
         total.sealed += n;
+        if (n === 0) break;
+      }
+      return total;
+    },
+    sealHistory: (now, opts = {}) => {
+      const batch = Math.max(1, opts.batchSize ?? 5000);
+      const max = opts.maxRows ?? Infinity;
+      const before = chunkStart(now - SEAL_SLACK_MS);
+      let total = 0;
+      while (total < max) {
+        const n = inTx(() => sealRawBatch(before, Math.min(batch, max - total)));
+        total += n;
         if (n === 0) break;
       }
       return total;
@@ -637,10 +617,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const max = opts.maxRows ?? Infinity;
       let total = 0;
       const steps = [
-        (want: number) => {
-          keepRawBatch.run(olderThan, want);
-          return pruneRawBatch.run(olderThan, want).changes;
-        },
+        (want: number) => inTx(() => pruneRawBatch(olderThan, want)),
         (want: number) => buckets.prune(olderThan, want),
       ];
       for (const [i, step] of steps.entries()) {
@@ -649,7 +626,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
           for (const { entity } of lastInBuckets.all({ cut: olderThan, hour: chunkStart(olderThan) })) {
             const row = newestRow(entity);
             const kept = keptGet.get(entity);
-            if (row && !(kept && kept.at === row.at && kept.seen_at === row.seen_at)) keepRow.run(entity, row.seen_at, row.at, row.poll, row.shape, row.vals);
+            if (row && !(kept && kept.at === row.at && kept.seen_at === row.seen_at)) keepRow.run(entity, row.seen_at, row.at, row.poll, row.shape, asBuffer(row.vals));
           }
         }
         while (total < max) {
@@ -676,10 +653,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
         const { kind } = entityOf(entity);
         latest[kind] = (latest[kind] ?? 0) + 1;
       }
-      const h = countHistory.get()!;
       const b = buckets.counts();
-      const olds = [h.oldRaw, b.oldest].filter((x): x is number => x !== null);
-      return { latest, history: h.n, buckets: b.n, oldestAt: olds.length ? Math.min(...olds) : null, newestAt: h.newest };
+      const olds = [raw.oldest(), b.oldest].filter((x): x is number => x !== null);
+      return { latest, history: raw.count(), buckets: b.n, oldestAt: olds.length ? Math.min(...olds) : null, newestAt: raw.newest() };
     },
   };
 }

@@ -1,0 +1,397 @@
+/**
+ * Where full-resolution history lives: `reading_history`, one row per reading, for the head (the rows stored in the
+ * current hour or so), and `reading_history_chunks`, one immutable chunk per entity and hour of storage time for the
+ * hours that are over (src/store/raw-chunks.ts). {@link RawStore.seal} moves an hour's rows into chunks once it is
+ * over. Every read here answers from both, as if every row were still one row of `reading_history`: callers see rows
+ * (vanished markers included where they ask for storage order) and never chunks.
+ */
+import type Database from 'better-sqlite3';
+import { chunkStart, CHUNK_MS } from './bucket-chunks.js';
+import { encodeRawChunk, openRawChunk, rawChunkSpan, rawEntry, type OpenRawChunk, type RawEntry } from './raw-chunks.js';
+
+/** One full-resolution history row. */
+export interface RawRow extends RawEntry {
+  entity: number;
+}
+/** A row by its key (storage time, entity id, time, poll id), not its content. */
+export type RawKey = Pick<RawRow, 'seen_at' | 'entity' | 'at' | 'poll'>;
+
+interface ChunkRow {
+  id: number;
+  entity: number;
+  first: number;
+  data: Buffer;
+}
+interface ChunkMeta {
+  id: number;
+  entity: number;
+  first: number;
+  last: number;
+  size: number;
+}
+
+/** The shape id of a vanished marker (src/store/readings.ts VANISHED). */
+const VANISHED = 0;
+const MAX = Number.MAX_SAFE_INTEGER;
+const MIN = Number.MIN_SAFE_INTEGER;
+/** Stored chunk bytes a storage-order read holds open at a time (default): an hour with more is read in shorter spans. */
+const HOUR_BUDGET = 16 * 1024 * 1024;
+
+/** Whether row a comes before row b in storage order (seen_at, entity, at, poll). */
+export const keyBefore = (a: RawKey, b: RawKey): boolean =>
+  a.seen_at !== b.seen_at ? a.seen_at < b.seen_at : a.entity !== b.entity ? a.entity < b.entity : a.at !== b.at ? a.at < b.at : a.poll < b.poll;
+
+/** The full-resolution history of an open, migrated database; `hourBudget`: see {@link HOUR_BUDGET}. */
+export function createRawStore(db: Database.Database, opts: { hourBudget?: number } = {}) {
+  const budget = Math.max(1, opts.hourBudget ?? HOUR_BUDGET);
+  const cols = `seen_at, entity, at, poll, shape, vals`;
+  const headAt = db.prepare<[number, number, number], RawRow>(
+    `SELECT ${cols} FROM reading_history WHERE entity = ? AND at <= ? AND seen_at <= ? AND shape != ${VANISHED} ORDER BY at DESC, seen_at DESC LIMIT 1`,
+  );
+  const headRange = db.prepare<[number, number, number, number], RawRow>(
+    `SELECT ${cols} FROM reading_history WHERE entity = ? AND at BETWEEN ? AND ? AND seen_at <= ? AND shape != ${VANISHED} ORDER BY at, seen_at`,
+  );
+  type Cursor = { t: number; e: number; a: number; p: number };
+  const headPage = db.prepare<Cursor & { to: number; limit: number }, RawRow>(
+    `SELECT ${cols} FROM reading_history WHERE (seen_at, entity, at, poll) > (@t, @e, @a, @p) AND seen_at <= @to
+     ORDER BY seen_at, entity, at, poll LIMIT @limit`,
+  );
+  const headOldest = db.prepare<[], { t: number | null }>(`SELECT min(seen_at) AS t FROM reading_history`);
+  const headNewest = db.prepare<[], { t: number | null }>(`SELECT max(seen_at) AS t FROM reading_history`);
+  const headBefore = db.prepare<[number, number], RawRow>(`SELECT ${cols} FROM reading_history WHERE seen_at < ? ORDER BY seen_at, entity, at, poll LIMIT ?`);
+  const headDeleteThrough = db.prepare<[number, number, number, number, number]>(
+    `DELETE FROM reading_history WHERE seen_at < ? AND (seen_at, entity, at, poll) <= (?, ?, ?, ?)`,
+  );
+  const headCount = db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM reading_history WHERE shape != ${VANISHED}`);
+  const headHas = db.prepare<[number, number, number, number]>(`SELECT 1 FROM reading_history WHERE seen_at = ? AND entity = ? AND at = ? AND poll = ?`);
+  const headLast = db.prepare<[], RawKey>(
+    `SELECT seen_at, entity, at, poll FROM reading_history WHERE shape != ${VANISHED} ORDER BY seen_at DESC, entity DESC, at DESC, poll DESC LIMIT 1`,
+  );
+  const headNextAt = db.prepare<[number, number], { at: number | null }>(`SELECT min(at) AS at FROM reading_history WHERE entity = ? AND at > ? AND shape != ${VANISHED}`);
+  const oldestEntities = db.prepare<[number, number], { entity: number }>(
+    `SELECT DISTINCT entity FROM (SELECT entity FROM reading_history WHERE seen_at < ? ORDER BY seen_at LIMIT ?)`,
+  );
+  const headOfEntity = db.prepare<[number, number], RawRow>(
+    `SELECT ${cols} FROM reading_history WHERE entity = ? AND seen_at < ? ORDER BY seen_at, at, poll`,
+  );
+  const headDeleteEntity = db.prepare<[number, number]>(`DELETE FROM reading_history WHERE entity = ? AND seen_at < ?`);
+
+  const chunkCols = `id, entity, first, data`;
+  const chunkPut = db.prepare<[number, number, number, number, number, number, string, Buffer]>(
+    `INSERT INTO reading_history_chunks (entity, first, last, lo_at, hi_at, n, shapes, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const chunkDelete = db.prepare<[number]>(`DELETE FROM reading_history_chunks WHERE id = ?`);
+  const chunkData = db.prepare<[number], { data: Buffer }>(`SELECT data FROM reading_history_chunks WHERE id = ?`);
+  // The entity's chunks that may hold a reading at or before t (newest first: a chunk whose readings are all older than an answer has no better one).
+  const chunksDown = db.prepare<[number, number, number], ChunkRow & { hi_at: number }>(
+    `SELECT ${chunkCols}, hi_at FROM reading_history_chunks WHERE entity = ? AND lo_at <= ? AND first <= ? ORDER BY hi_at DESC`,
+  );
+  const chunksRange = db.prepare<[number, number, number, number], ChunkRow>(
+    `SELECT ${chunkCols} FROM reading_history_chunks WHERE entity = ? AND hi_at >= ? AND lo_at <= ? AND first <= ?`,
+  );
+  const chunksNextAt = db.prepare<[number, number, number], { lo: number | null }>(
+    `SELECT min(lo_at) AS lo FROM reading_history_chunks WHERE entity = ? AND hi_at > ? AND lo_at > ?`,
+  );
+  const chunksAcross = db.prepare<[number, number, number], ChunkRow>(
+    `SELECT ${chunkCols} FROM reading_history_chunks WHERE entity = ? AND hi_at > ? AND lo_at <= ?`,
+  );
+  const chunksHolding = db.prepare<[number, number, number], ChunkRow>(
+    `SELECT ${chunkCols} FROM reading_history_chunks WHERE entity = ? AND first <= ? AND last >= ?`,
+  );
+  const chunksOldest = db.prepare<[], { t: number | null }>(`SELECT min(first) AS t FROM reading_history_chunks`);
+  const chunksNewest = db.prepare<[], { t: number | null }>(`SELECT max(last) AS t FROM reading_history_chunks WHERE first >= (SELECT max(first) FROM reading_history_chunks) - ${CHUNK_MS}`);
+  const chunksFrom = db.prepare<[number], { t: number | null }>(`SELECT min(first) AS t FROM reading_history_chunks WHERE first >= ?`);
+  const hourWhere = `FROM reading_history_chunks WHERE first BETWEEN ? AND ? AND last >= ? AND first <= ? ORDER BY entity, first, id`;
+  const hourMeta = db.prepare<[number, number, number, number], ChunkMeta>(`SELECT id, entity, first, last, length(data) AS size ${hourWhere}`);
+  const hourData = db.prepare<[number, number, number, number], { data: Buffer }>(`SELECT data ${hourWhere}`);
+  const chunksLaterThan = db.prepare<[number, number], ChunkRow & { last: number }>(
+    `SELECT ${chunkCols}, last FROM reading_history_chunks WHERE first >= ? AND last >= ? ORDER BY first`,
+  );
+  const chunksReadingsDown = db.prepare<[], ChunkRow & { last: number }>(
+    `SELECT ${chunkCols}, last FROM reading_history_chunks WHERE n > 0 ORDER BY first DESC`,
+  );
+  const chunksBefore = db.prepare<[number, number], Omit<ChunkRow, 'data'>>(`SELECT id, entity, first FROM reading_history_chunks WHERE first < ? ORDER BY first, id LIMIT ?`);
+  const chunksCount = db.prepare<[], { n: number }>(`SELECT coalesce(sum(n), 0) AS n FROM reading_history_chunks`);
+
+  const open = (row: ChunkRow): OpenRawChunk => openRawChunk(row.data, row.first);
+  const rowOf = (entity: number, c: OpenRawChunk, i: number): RawRow => ({
+    seen_at: c.seens[i]!,
+    entity,
+    at: c.ats[i]!,
+    poll: c.polls[i]!,
+    shape: c.shapes[i]!,
+    vals: c.body.subarray(c.offs[i]!, c.offs[i + 1]!),
+  });
+
+  /** Writes an entity's rows (in storage order, one hour) as a chunk. */
+  function put(entity: number, entries: readonly RawEntry[]): void {
+    const s = rawChunkSpan(entries);
+    const shapes = JSON.stringify([...new Set(entries.map((e) => e.shape))].filter((x) => x !== VANISHED));
+    chunkPut.run(entity, s.first, s.last, s.loAt, s.hiAt, s.n, shapes, encodeRawChunk(entries));
+  }
+
+  /** The entity's newest reading with at ≤ t stored by asOf (by time, then storage time), or undefined. */
+  function at(entity: number, t: number, asOf: number): RawRow | undefined {
+    let best = headAt.get(entity, t, asOf);
+    for (const row of chunksDown.iterate(entity, t, asOf)) {
+      if (best && row.hi_at < best.at) break;
+      const c = open(row);
+      for (let i = 0; i < c.n; i++) {
+        if (c.shapes[i] === VANISHED || c.ats[i]! > t || c.seens[i]! > asOf) continue;
+        if (!best || c.ats[i]! > best.at || (c.ats[i] === best.at && c.seens[i]! > best.seen_at)) best = rowOf(entity, c, i);
+      }
+    }
+    return best;
+  }
+
+  /** The entity's readings with from ≤ at ≤ to stored by asOf, by time then storage time. */
+  function range(entity: number, from: number, to: number, asOf: number): RawRow[] {
+    const out = headRange.all(entity, from, to, asOf);
+    const chunks = chunksRange.all(entity, from, to, asOf);
+    if (chunks.length === 0) return out;
+    for (const row of chunks) {
+      const c = open(row);
+      for (let i = 0; i < c.n; i++) {
+        if (c.shapes[i] !== VANISHED && c.ats[i]! >= from && c.ats[i]! <= to && c.seens[i]! <= asOf) out.push(rowOf(entity, c, i));
+      }
+    }
+    return out.sort((a, b) => a.at - b.at || a.seen_at - b.seen_at);
+  }
+
+  /** The smallest time of a reading of the entity after t, or undefined. */
+  function nextAt(entity: number, t: number): number | undefined {
+    let next = headNextAt.get(entity, t)?.at ?? MAX;
+    next = Math.min(next, chunksNextAt.get(entity, t, t)?.lo ?? MAX);
+    for (const row of chunksAcross.all(entity, t, t)) {
+      const c = open(row);
+      for (let i = 0; i < c.n; i++) if (c.shapes[i] !== VANISHED && c.ats[i]! > t && c.ats[i]! < next) next = c.ats[i]!;
+    }
+    return next === MAX ? undefined : next;
+  }
+
+  /** Rows with from ≤ seen_at ≤ to of the head, in storage order, a page at a time. */
+  function* headPages(from: number, to: number, limit: number): Generator<RawRow[]> {
+    let rows = headPage.all({ t: from, e: -1, a: MIN, p: -1, to, limit });
+    for (;;) {
+      if (rows.length > 0) yield rows;
+      if (rows.length < limit) return;
+      const l = rows[rows.length - 1]!;
+      rows = headPage.all({ t: l.seen_at, e: l.entity, a: l.at, p: l.poll, to, limit });
+    }
+  }
+
+  /**
+   * The rows stored in [lo, hi] of one sealed hour (chunks, and head rows stored late into it), in storage order, in
+   * pages of at most `limit`: grouped by storage time (a poll's rows share one), each group by entity. The hour's
+   * chunks are opened a span at a time so that at most about `budget` stored bytes are held; a row's values stay in
+   * its chunk's body (the row's `vals` is a view) until its page is read.
+   */
+  function* sealedHour(hour: number, lo: number, hi: number, limit: number): Generator<RawRow[]> {
+    const metas = hourMeta.all(hour, hour + CHUNK_MS - 1, lo, hi);
+    const size = metas.reduce((s, m) => s + m.size, 0);
+    const spans = Math.max(1, Math.ceil(size / budget));
+    const width = Math.ceil((hi - lo + 1) / spans);
+    // Within the budget: the hour's chunks in one statement (the same rows, in the same order, as `metas`).
+    const whole = spans === 1 ? hourData.all(hour, hour + CHUNK_MS - 1, lo, hi) : undefined;
+    for (let a = lo; a <= hi; a += width) {
+      const b = Math.min(hi, a + width - 1);
+      const chunks: Array<{ entity: number; c: OpenRawChunk }> = [];
+      metas.forEach((m, k) => {
+        if (m.first <= b && m.last >= a) chunks.push({ entity: m.entity, c: openRawChunk((whole?.[k] ?? chunkData.get(m.id)!).data, m.first) });
+      });
+      // By storage time: [chunk index, row index] pairs, in entity order (chunks are). A poll's rows share a storage
+      // time, so the group of a chunk's i-th row is most often the previous chunk's i-th row's: looked up once.
+      const groups = new Map<number, number[]>();
+      const unsorted = new Set<number>();
+      const bySlot: Array<{ s: number; g: number[] }> = [];
+      for (let k = 0; k < chunks.length; k++) {
+        const { entity, c } = chunks[k]!;
+        for (let i = 0; i < c.n; i++) {
+          const s = c.seens[i]!;
+          if (s < a || s > b) continue;
+          const slot = bySlot[i];
+          let g: number[] | undefined;
+          if (slot && slot.s === s) g = slot.g;
+          else {
+            g = groups.get(s);
+            if (!g) groups.set(s, (g = []));
+            bySlot[i] = { s, g };
+          }
+          // Two chunks of one entity (rows stored late) may interleave within a storage time.
+          if (g.length > 0 && g[g.length - 2] !== k && chunks[g[g.length - 2]!]!.entity === entity) unsorted.add(s);
+          g.push(k, i);
+        }
+      }
+      const lateAt = new Map<number, RawRow[]>();
+      for (const page of headPages(a, b, limit)) {
+        for (const r of page) {
+          lateAt.set(r.seen_at, [...(lateAt.get(r.seen_at) ?? []), r]);
+          if (!groups.has(r.seen_at)) groups.set(r.seen_at, []);
+        }
+      }
+      for (const s of [...groups.keys()].sort((x, y) => x - y)) {
+        const g = groups.get(s)!;
+        const extra = lateAt.get(s);
+        const rows: RawRow[] = extra ?? [];
+        for (let j = 0; j < g.length; j += 2) {
+          const { entity, c } = chunks[g[j]!]!;
+          rows.push(rowOf(entity, c, g[j + 1]!));
+          if (!extra && !unsorted.has(s) && rows.length >= limit) yield rows.splice(0);
+        }
+        if (extra || unsorted.has(s)) rows.sort((x, y) => (keyBefore(x, y) ? -1 : keyBefore(y, x) ? 1 : 0));
+        for (let j = 0; j < rows.length; j += limit) yield rows.slice(j, j + limit);
+      }
+    }
+  }
+
+  /** Every row (vanished markers too) with from ≤ seen_at ≤ to, in storage order, in pages of at most `limit`. */
+  function* iterate(from: number, to: number, limit: number): Generator<RawRow[]> {
+    for (let t = from; t <= to; ) {
+      const first = chunksFrom.get(chunkStart(t))?.t ?? null;
+      if (first === null || chunkStart(first) > to) {
+        yield* headPages(t, to, limit);
+        return;
+      }
+      const hour = chunkStart(first);
+      if (hour > t) yield* headPages(t, hour - 1, limit);
+      yield* sealedHour(hour, Math.max(t, hour), Math.min(to, hour + CHUNK_MS - 1), limit);
+      t = hour + CHUNK_MS;
+    }
+  }
+
+  /**
+   * Seals the head's rows stored before `before` (an hour's start) into chunks, an entity at a time (all its rows
+   * before then), the entities of the oldest rows first, until about `limit` rows are sealed; returns the rows sealed
+   * (0: none left). Call inside a transaction.
+   */
+  function seal(before: number, limit: number): number {
+    let sealed = 0;
+    while (sealed < limit) {
+      const entities = oldestEntities.all(before, 256);
+      if (entities.length === 0) break;
+      for (const { entity } of entities) {
+        const rows = headOfEntity.all(entity, before);
+        for (let i = 0; i < rows.length; ) {
+          const hour = chunkStart(rows[i]!.seen_at);
+          let j = i;
+          while (j < rows.length && chunkStart(rows[j]!.seen_at) === hour) j++;
+          put(entity, rows.slice(i, j));
+          i = j;
+        }
+        headDeleteEntity.run(entity, before);
+        sealed += rows.length;
+        if (sealed >= limit) break;
+      }
+    }
+    return sealed;
+  }
+
+  /**
+   * Takes up to about `limit` rows stored before `before`, oldest first (a chunk at a time, then head rows): `use`
+   * sees them (storage order within a chunk or page), then they are deleted; a chunk's rows from `before` on stay, as
+   * a new chunk. Returns the rows taken. Call inside a transaction.
+   */
+  function take(before: number, limit: number, use: (rows: readonly RawRow[]) => void): number {
+    let n = 0;
+    for (let page = chunksBefore.all(before, 16); n < limit && page.length > 0; page = chunksBefore.all(before, 16)) {
+      for (const row of page) {
+        if (n >= limit) break;
+        n += takeChunk({ ...row, data: chunkData.get(row.id)!.data }, before, use);
+      }
+    }
+    if (n >= limit) return n;
+    const rows = headBefore.all(before, limit - n);
+    if (rows.length === 0) return n;
+    use(rows);
+    const last = rows[rows.length - 1]!;
+    headDeleteThrough.run(before, last.seen_at, last.entity, last.at, last.poll);
+    return n + rows.length;
+  }
+
+  /** {@link take} of one chunk: its rows stored before `before` go, the others stay as a new chunk. */
+  function takeChunk(row: ChunkRow, before: number, use: (rows: readonly RawRow[]) => void): number {
+    {
+      const all = open(row);
+      const gone: RawRow[] = [];
+      const stay: RawEntry[] = [];
+      for (let i = 0; i < all.n; i++) {
+        if (all.seens[i]! < before) gone.push(rowOf(row.entity, all, i));
+        else stay.push(rawEntry(all, i));
+      }
+      use(gone);
+      chunkDelete.run(row.id);
+      if (stay.length) put(row.entity, stay);
+      return gone.length;
+    }
+  }
+
+  /** The newest row (vanished markers aside) in storage order, or undefined. */
+  function last(): RawKey | undefined {
+    const head = headLast.get();
+    if (head) return head;
+    // Only chunks hold readings: the newest of the latest hour that has one.
+    let best: RawRow | undefined;
+    let hour: number | undefined;
+    for (const row of chunksReadingsDown.iterate()) {
+      if (hour !== undefined && chunkStart(row.first) < hour) break;
+      hour ??= chunkStart(row.first);
+      const c = open(row);
+      for (let i = c.n - 1; i >= 0; i--) {
+        if (c.shapes[i] === VANISHED) continue;
+        const r = rowOf(row.entity, c, i);
+        if (!best || keyBefore(best, r)) best = r;
+        break;
+      }
+    }
+    return best && { seen_at: best.seen_at, entity: best.entity, at: best.at, poll: best.poll };
+  }
+
+  /** Whether the row is stored (in the head or a chunk). */
+  function has(k: RawKey): boolean {
+    if (headHas.get(k.seen_at, k.entity, k.at, k.poll) !== undefined) return true;
+    for (const row of chunksHolding.all(k.entity, k.seen_at, k.seen_at)) {
+      const c = open(row);
+      for (let i = 0; i < c.n; i++) if (c.seens[i] === k.seen_at && c.ats[i] === k.at && c.polls[i] === k.poll) return true;
+    }
+    return false;
+  }
+
+  /** Readings (vanished markers aside) in chunks stored after `after` with at < before, in no particular order. */
+  function sealedSince(after: RawKey, before: number): RawKey[] {
+    const sealed: RawKey[] = [];
+    for (const row of chunksLaterThan.all(chunkStart(after.seen_at), after.seen_at)) {
+      const c = open(row);
+      for (let i = 0; i < c.n; i++) {
+        if (c.shapes[i] === VANISHED || c.ats[i]! >= before) continue;
+        const r: RawKey = { seen_at: c.seens[i]!, entity: row.entity, at: c.ats[i]!, poll: c.polls[i]! };
+        if (keyBefore(after, r)) sealed.push(r);
+      }
+    }
+    return sealed;
+  }
+
+  const either = (a: number | null | undefined, b: number | null | undefined, pick: (x: number, y: number) => number): number | null =>
+    a === null || a === undefined ? (b ?? null) : b === null || b === undefined ? a : pick(a, b);
+
+  return {
+    at,
+    range,
+    nextAt,
+    iterate,
+    seal,
+    take,
+    last,
+    has,
+    sealedSince,
+    /** The earliest storage time of a row, null when there is none. */
+    oldest: () => either(headOldest.get()?.t, chunksOldest.get()?.t, Math.min),
+    /** The latest storage time of a row, null when there is none. */
+    newest: () => either(headNewest.get()?.t, chunksNewest.get()?.t, Math.max),
+    /** Readings (vanished markers aside), head and chunks. */
+    count: () => headCount.get()!.n + chunksCount.get()!.n,
+    /** The entity's newest reading of all (by time, then storage time). */
+    newestOf: (entity: number): RawRow | undefined => at(entity, MAX, MAX),
+  };
+}
+
+export type RawStore = ReturnType<typeof createRawStore>;

@@ -1,0 +1,200 @@
+/**
+ * Full-resolution history sealed in hourly chunks (src/store/raw-chunks.ts, src/store/raw-store.ts): the chunk form
+ * packed and read back exactly, what it refuses; and a store whose past hours are sealed (one of them twice: rows
+ * stored after it was sealed) answering every read exactly as its twin that keeps every row in `reading_history` —
+ * point reads, ranges (with asOf), storage order with vanished markers, the look-back memo's questions, counts, the
+ * latest readings — before and after a fold into buckets and a prune that each cut through a chunk.
+ */
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Reading } from '../src/model.js';
+import { chunkStart, CHUNK_MS } from '../src/store/bucket-chunks.js';
+import { createHistoryChanges, type HistoryRowKey } from '../src/store/history-changes.js';
+import type { Store } from '../src/store/index.js';
+import { decodeRawChunk, encodeRawChunk, openRawChunk, type RawEntry } from '../src/store/raw-chunks.js';
+import { createRawStore } from '../src/store/raw-store.js';
+import { openStore } from '../src/store/index.js';
+import { HOUR, market, MIN, tempDirs, tempStore } from './alerts-helpers.js';
+
+const H = Date.UTC(2025, 2, 3, 8);
+const dirs = tempDirs();
+afterAll(() => dirs.cleanup());
+
+const entry = (seen: number, at: number, poll: number, shape: number, vals: number[]): RawEntry => ({ seen_at: seen, at, poll, shape, vals: Uint8Array.from(vals) });
+const plainOf = (e: RawEntry) => ({ ...e, vals: Buffer.from(e.vals).toString('hex') });
+
+describe('a raw chunk packed and read back', () => {
+  it('gives back every row exactly: times before and after their storage, ids, values (vanished markers with none)', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 0, max: CHUNK_MS - 1 }), { minLength: 1, maxLength: 40 }),
+        fc.array(fc.tuple(fc.integer({ min: -2 * HOUR, max: HOUR }), fc.nat(5), fc.nat(300), fc.uint8Array({ maxLength: 120 }))),
+        (offsets, rest) => {
+          const entries = [...offsets]
+            .sort((a, b) => a - b)
+            .map((o, i) => {
+              const [dt, poll, shape, vals] = rest[i % Math.max(1, rest.length)] ?? [0, 1, 2, new Uint8Array()];
+              return { seen_at: H + o, at: H + o + dt, poll, shape, vals: shape === 0 ? new Uint8Array() : vals };
+            });
+          const data = encodeRawChunk(entries);
+          expect(decodeRawChunk(data, entries[0]!.seen_at).map(plainOf)).toEqual(entries.map(plainOf));
+        },
+      ),
+    );
+  });
+
+  it('is deflated where that is smaller, plain where not', () => {
+    const same = Array.from({ length: 100 }, (_, i) => entry(H + i * 30_000, H + i * 30_000 - 5_000, 1, 7, [0x14, 0x80, 0x01, 0x33, 0x44, 0x55]));
+    const big = encodeRawChunk(same);
+    expect(big[0]).toBe(1);
+    expect(decodeRawChunk(big, H).map(plainOf)).toEqual(same.map(plainOf));
+    const one = encodeRawChunk([entry(H, H, 1, 7, [0x14])]);
+    expect(one[0]).toBe(0);
+    expect(openRawChunk(one, H).n).toBe(1);
+  });
+
+  it('refuses rows out of storage order, rows of another hour, no rows, and a chunk whose lengths do not add up', () => {
+    expect(() => encodeRawChunk([])).toThrow(/needs a row/);
+    expect(() => encodeRawChunk([entry(H + 10, H, 1, 7, [1]), entry(H + 5, H, 1, 7, [1])])).toThrow(/order or hour/);
+    expect(() => encodeRawChunk([entry(H + 10, H, 1, 7, [1]), entry(H + 10, H, 1, 7, [2])])).toThrow(/order or hour/);
+    expect(() => encodeRawChunk([entry(H, H, 1, 7, [1]), entry(H + CHUNK_MS, H, 1, 7, [1])])).toThrow(/order or hour/);
+    const data = encodeRawChunk([entry(H, H, 1, 7, [1, 2, 3])]);
+    expect(() => openRawChunk(data.subarray(0, data.length - 1), H)).toThrow(/do not match/);
+    expect(() => openRawChunk(Buffer.of(9, 1), H)).toThrow(/unknown form/);
+  });
+});
+
+/** Three markets (m2's labels change in hour 2, m3 vanishes for a while) every 2 minutes, a position every 5 with times going back. */
+function pollsBetween(store: Store, from: number, to: number): void {
+  for (let t = from; t < to; t += 2 * MIN) {
+    const k = Math.floor((t - H) / MIN);
+    const u = (e: number) => Math.round((0.5 + 0.4 * Math.sin(t / 7e5 + e)) * 1e6) / 1e6;
+    const markets: Reading[] = [1, 2, 3]
+      .filter((e) => e !== 3 || k < 50 || k > 90)
+      .map((e) => {
+        const m = market(`m${e}`, t, { utilization: k % 10 === 4 ? u(e + 0.001) : u(e), total_borrowed: `${Math.round(u(e) * 1e6)}000000000000`, timestamp: t, block: t / 2000 });
+        return e === 2 && k > 70 ? { ...m, labels: { ...m.labels, chain: 'mainnet' } } : m;
+      });
+    store.readings.savePoll('markets', markets, t + 2_000);
+    if (k % 5 === 0) {
+      const at = k % 35 === 0 ? t - 40 * MIN : t - 20_000;
+      store.readings.savePoll('positions', [{ kind: 'position', entity: 'p1', at, labels: { wallet: '0xw' }, fields: { value_usd: u(9) * 1000, balance: `${k}000000000` } }], t + 3_000);
+    }
+    // A revision of m1's reading of this time, from another poll.
+    if (k % 24 === 6) store.readings.savePoll('markets-b', [market('m1', t, { utilization: 0.123, timestamp: t })], t + 4_000);
+  }
+}
+
+const KEYS = [['market', 'm1'], ['market', 'm2'], ['market', 'm3'], ['position', 'p1'], ['market', 'nobody']] as const;
+const GRID = Array.from({ length: 60 }, (_, i) => H - 50 * MIN + i * (4 * MIN + 13_000));
+
+/** Everything a reader of history can ask, as plain data. */
+function answers(store: Store, marker: HistoryRowKey | undefined) {
+  const changes = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+  const r = store.readings;
+  return {
+    at: KEYS.flatMap(([k, e]) => GRID.flatMap((t) => [r.historyAt(k, e, t), r.historyAt(k, e, t, H + 80 * MIN), r.historyAt(k, e, t, t - 1_000)])),
+    range: KEYS.flatMap(([k, e]) => GRID.flatMap((t) => [r.historyRange(k, e, t, t + 25 * MIN), r.historyRange(k, e, t - HOUR, t, H + 100 * MIN)])),
+    all: [...r.iterateHistory(0, Number.MAX_SAFE_INTEGER, { vanished: true, pageSize: 7 })],
+    some: [...r.iterateHistory(H + 37 * MIN + 1, H + 2 * HOUR + 3 * MIN, { kinds: ['position', 'market'], vanished: true })],
+    positions: [...r.iterateHistory(H + 20 * MIN, H + 3 * HOUR, { kinds: ['position'] })],
+    buckets: [...r.iterateBuckets(0, Number.MAX_SAFE_INTEGER)],
+    counts: r.counts(),
+    rawSince: r.rawSince(),
+    latest: KEYS.map(([k, e]) => r.latest(k, e)),
+    latestAll: r.latestAll('market'),
+    last: changes.last(),
+    oldest: changes.oldestSeen(),
+    has: marker && changes.has(marker),
+    since: changes.since(marker, 'market', Number.MAX_SAFE_INTEGER),
+    sincePositions: changes.since(marker, 'position', H + 2 * HOUR),
+    next: KEYS.flatMap(([k, e]) => GRID.map((t) => changes.nextAt(k, e, t))),
+  };
+}
+
+describe('history sealed in hourly chunks', () => {
+  const plain = tempStore(dirs, 'plain.db');
+  const sealed = tempStore(dirs, 'sealed.db');
+  let marker: HistoryRowKey | undefined;
+  const chunks = () => sealed.db.prepare(`SELECT entity, first, n FROM reading_history_chunks ORDER BY entity, first`).all() as Array<{ entity: number; first: number; n: number }>;
+  const head = (s: Store) => (s.db.prepare(`SELECT count(*) AS n FROM reading_history`).get() as { n: number }).n;
+
+  it('answers every read as the same history kept row by row', () => {
+    for (const s of [plain, sealed]) pollsBetween(s, H + 30_000, H + 2 * HOUR + 20 * MIN);
+    marker = createHistoryChanges(plain.db, (k, e) => plain.readings.entityId(k, e)).last();
+    // An hour is sealed once it is over by 10 minutes: at 10:05 the first, at 10:10 the second; the third goes on in the head.
+    const first = sealed.readings.sealHistory(H + 2 * HOUR + 5 * MIN);
+    expect(new Set(chunks().map((c) => chunkStart(c.first)))).toEqual(new Set([H]));
+    const n = first + sealed.readings.sealHistory(H + 2 * HOUR + 10 * MIN, { batchSize: 30, maxRows: 1_000 });
+    expect(n).toBeGreaterThan(100);
+    expect(head(sealed)).toBe(head(plain) - n);
+    expect(new Set(chunks().map((c) => chunkStart(c.first)))).toEqual(new Set([H, H + HOUR]));
+    // Then everything, the current hour too (as migration 12 does), and rows stored after that into the same hour.
+    sealed.readings.sealHistory(Number.MAX_SAFE_INTEGER);
+    expect(head(sealed)).toBe(0);
+    for (const s of [plain, sealed]) pollsBetween(s, H + 2 * HOUR + 20 * MIN + 30_000, H + 3 * HOUR + 30 * MIN);
+    expect(answers(sealed, marker)).toEqual(answers(plain, marker));
+    sealed.readings.sealHistory(H + 4 * HOUR + 10 * MIN);
+    expect(head(sealed)).toBe(0);
+    // The third hour of each entity in two chunks: sealed, then its late rows.
+    const third = chunks().filter((c) => chunkStart(c.first) === H + 2 * HOUR);
+    expect(third.length).toBe(2 * new Set(third.map((c) => c.entity)).size);
+    expect(answers(sealed, marker)).toEqual(answers(plain, marker));
+  });
+
+  it('reads an hour whose chunks pass its memory budget in shorter spans, in the same order', () => {
+    const rows = (s: Store, budget?: number) => [...createRawStore(s.db, { hourBudget: budget }).iterate(0, Number.MAX_SAFE_INTEGER, 5)].flat().map((r) => ({ ...r, vals: Buffer.from(r.vals).toString('hex') }));
+    const want = rows(plain);
+    expect(rows(sealed)).toEqual(want);
+    expect(rows(sealed, 300)).toEqual(want);
+  });
+
+  it('folds into buckets and prunes through the middle of a chunk as it does rows: the same answers, the newest reading kept', () => {
+    for (const s of [plain, sealed]) expect(s.readings.downsample(H + 70 * MIN + 7_000, { batchSize: 50 }).rows).toBeGreaterThan(0);
+    expect(answers(sealed, marker)).toEqual(answers(plain, marker));
+    // m3 vanished at 08:52 and p1's newest is older than the cut: their latest readings are kept.
+    for (const s of [plain, sealed]) s.readings.prune(H + 100 * MIN + 1_000, { batchSize: 40 });
+    expect(answers(sealed, marker)).toEqual(answers(plain, marker));
+    for (const s of [plain, sealed]) s.readings.prune(H + 5 * HOUR);
+    expect(answers(sealed, marker)).toEqual(answers(plain, marker));
+    expect(chunks()).toEqual([]);
+    expect(sealed.readings.latest('market', 'm1')).toBeDefined();
+    expect(sealed.readings.pruneShapes()).toBe(plain.readings.pruneShapes());
+  });
+});
+
+describe('rows of one storage time in two chunks of an entity', () => {
+  it('come out in storage order: by entity, then time, then poll', () => {
+    const store = tempStore(dirs, 'twice.db');
+    store.readings.savePoll('markets', [market('m1', H + 5_000, { utilization: 0.5 }), market('m2', H + 5_000, { utilization: 0.6 })], H + 10_000);
+    store.readings.sealHistory(Number.MAX_SAFE_INTEGER);
+    // Another writer's row of the same storage time and entity, with an earlier time: sealed into a second chunk.
+    const m1 = store.readings.entityId('market', 'm1')!;
+    const row = [...createRawStore(store.db).iterate(0, Number.MAX_SAFE_INTEGER, 10)].flat().find((r) => r.entity === m1)!;
+    store.db.prepare(`INSERT INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`).run(row.seen_at, m1, row.at - 1_000, row.poll, row.shape, Buffer.from(row.vals));
+    store.readings.sealHistory(Number.MAX_SAFE_INTEGER);
+    expect((store.db.prepare(`SELECT count(*) AS n FROM reading_history_chunks`).get() as { n: number }).n).toBe(3);
+    const order = [...store.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER)].map((r) => `${r.entity}@${r.at - H}`);
+    expect(order).toEqual(['m1@4000', 'm1@5000', 'm2@5000']);
+    store.close();
+  });
+
+  it('after a restart whose history is all sealed: the newest reading is found in chunks past vanished markers, and a save stores after it', () => {
+    const path = join(dirs.make(), 'restart.db');
+    let store = openStore(path);
+    store.readings.savePoll('markets', [market('m1', H + 5_000, { utilization: 0.5 }), market('m2', H + 5_000, { utilization: 0.6 })], H + 10_000);
+    // m2 missing from the next poll: a vanished marker is the newest row.
+    store.readings.savePoll('markets', [market('m1', H + 5_000, { utilization: 0.5 })], H + 20_000);
+    store.readings.sealHistory(Number.MAX_SAFE_INTEGER);
+    const changes = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+    expect(changes.last()).toMatchObject({ seen_at: H + 10_000, entity: store.readings.entityId('market', 'm2') });
+    store.close();
+    // A clock stepped back: the save is still stored after every row before it.
+    store = openStore(path);
+    store.readings.savePoll('markets', [market('m1', H + 6_000, { utilization: 0.7 })], H);
+    const all = [...store.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER, { vanished: true })];
+    expect(all.map((r) => `${r.entity}@${r.seen_at - H}${r.vanished ? ' vanished' : ''}`)).toEqual(['m1@10000', 'm2@10000', 'm2@20000 vanished', 'm1@20001']);
+    store.close();
+  });
+});
