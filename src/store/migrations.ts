@@ -17,6 +17,7 @@ import { slackThreadsMigration } from '../notify/threads-migration.js';
 import { compactHistoryMigration } from './compact-history-migration.js';
 import { packedLatestMigration } from './packed-latest-migration.js';
 import { latestEntitiesMigration } from './latest-entities-migration.js';
+import { alertMovingMigration } from '../alerts/moving-migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -41,6 +42,7 @@ export const migrations: readonly Migration[] = [
   compactHistoryMigration, // 8: compact history rows (ids + packed values), 5-minute buckets (src/store/compact-history-migration.ts)
   packedLatestMigration, // 9: the latest reading per entity packed like history (shape id + values), not JSON (src/store/packed-latest-migration.ts)
   latestEntitiesMigration, // 10: per entity only the poll that returned it last; the latest reading is history's newest (src/store/latest-entities-migration.ts)
+  alertMovingMigration, // 11: an alert's row in two tables, the columns a judged reading moves apart, `alerts` a view of both (src/alerts/moving-migration.ts)
 ];
 
 /** One row of `schema_migrations`. */
