@@ -453,7 +453,8 @@ export class AlertEngine {
       if (why !== undefined) return { status: 'data_error', reason: `${field} unreadable (${why})` };
     }
     try {
-      return c.kind.evaluate({ rule: c.rule, reading: judgedReading(reading, c.worst), now, history, active });
+      // No alert active: an `ok` verdict is only counted, never described, so its context would be garbage.
+      return c.kind.evaluate({ rule: c.rule, reading: judgedReading(reading, c.worst), now, history, active, lean: !active });
     } catch (err) {
       this.opts.log.error('alert_evaluate_failed', { rule: c.rule.name, entity: reading.entity, err });
       return { status: 'data_error', reason: 'evaluate_failed' };

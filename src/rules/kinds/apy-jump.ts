@@ -36,7 +36,7 @@ export const apyJump = defineKind({
     }
     return out;
   },
-  evaluate({ rule, reading, now, history }) {
+  evaluate({ rule, reading, now, history, lean }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields[rule.field];
     const cur = num(raw);
@@ -58,7 +58,7 @@ export const apyJump = defineKind({
       value: cur,
       threshold: rule.min_change ?? rule.min_change_rel ?? null,
       previous: prev,
-      context: {
+      context: lean && !breach ? undefined : {
         change,
         change_rel: Number.isFinite(rel) ? rel : null,
         field: rule.field,
