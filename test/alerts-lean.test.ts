@@ -6,6 +6,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprint } from '../src/alerts/lifecycle.js';
+import { utilizationAbove } from '../src/rules/kinds/utilization-above.js';
+import { ruleKinds } from '../src/rules/registry.js';
+import type { RuleKind } from '../src/rules/rule-kind.js';
 import { drive, engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
 
 const dirs = tempDirs();
@@ -37,6 +40,24 @@ describe('lean verdicts in the engine', () => {
     const resolved = poll(4, 0.6).events;
     expect(resolved.map((e) => e.type)).toEqual(['resolved']);
     expect(resolved[0]!.alert.annotations.summary).toBe('utilization 60%, clears below 80%');
+    store.close();
+  });
+
+  it('asks for a lean verdict exactly where the entity has no active alert', () => {
+    const store = tempStore(dirs);
+    const asked: Array<[string, boolean | undefined]> = [];
+    const recording: RuleKind = { ...utilizationAbove, evaluate: (input) => (asked.push([input.reading.entity, input.lean]), utilizationAbove.evaluate(input)) };
+    const kinds = ruleKinds.map((k) => (k.kind === recording.kind ? recording : k));
+    const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })], { kinds });
+    const poll = (i: number, a: number, b: number) => {
+      asked.length = 0;
+      drive(store, engine, outcome('markets', 'metrics', [market('a', T0 + i * MIN, { utilization: a }), market('b', T0 + i * MIN, { utilization: b })], T0 + i * MIN));
+      return [...asked];
+    };
+    expect(poll(0, 0.5, 0.95)).toEqual([['a', true], ['b', true]]);
+    // b fired: its next verdict is described, whatever it is; a resolved alert is no longer active.
+    expect(poll(1, 0.5, 0.5)).toEqual([['a', true], ['b', false]]);
+    expect(poll(2, 0.5, 0.5)).toEqual([['a', true], ['b', true]]);
     store.close();
   });
 });
