@@ -46,7 +46,8 @@ describe('lean verdicts in the engine', () => {
   it('asks for a lean verdict exactly where the entity has no active alert', () => {
     const store = tempStore(dirs);
     const asked: Array<[string, boolean | undefined]> = [];
-    const recording: RuleKind = { ...utilizationAbove, evaluate: (input) => (asked.push([input.reading.entity, input.lean]), utilizationAbove.evaluate(input)) };
+    const kind = utilizationAbove as RuleKind;
+    const recording: RuleKind = { ...kind, evaluate: (input) => (asked.push([input.reading.entity, input.lean]), kind.evaluate(input)) };
     const kinds = ruleKinds.map((k) => (k.kind === recording.kind ? recording : k));
     const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })], { kinds });
     const poll = (i: number, a: number, b: number) => {

@@ -21,7 +21,10 @@ export function historyOf(readings: readonly Reading[]): HistoryView {
   };
 }
 
-/** What a rule kind is given to judge one reading. */
+/**
+ * What a rule kind is given to judge one reading. The engine fills one object anew for each call: read it during the
+ * call, keep no reference to it (nor return one).
+ */
 export interface EvalInput<R extends RuleBase = RuleBase> {
   rule: R;
   reading: Reading;
