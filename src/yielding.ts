@@ -11,7 +11,7 @@ export type Steps<T> = Generator<void, T, void>;
 /** Rows a parser reads between points where it may pause. */
 export const ROWS_PER_STEP = 100;
 
-/** Rows of heavier work (a store write, a rule's verdict: ~0.1 ms each) between points where it may pause. */
+/** Rows of heavier work (a reading stored, an alert stepped and written: 10–100 µs each) between points where it may pause. */
 export const HEAVY_ROWS_PER_STEP = 10;
 
 /** How long one slice of work may hold the event loop before it gives a turn, ms. */

@@ -148,59 +148,8 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
     return { next: prev ?? { alert: newAlert(input.identity, now), cleared_at: null }, events: [] };
   }
   const a = prev ? { ...prev.alert } : newAlert(input.identity, now);
-  let clearedAt = prev?.cleared_at ?? null;
-  const events: AlertEvent[] = [];
+  const s: Stepping = { a, clearedAt: prev?.cleared_at ?? null, events: [], now, settings };
   let dataError: string | undefined;
-
-  const emit = (type: AlertEvent['type']) => events.push({ type, at: now, alert: cloneAlert(a) });
-
-  const moveTo = (state: AlertState) => {
-    a.state = state;
-    if (state === 'pending') {
-      if (!a.flapping) emit('pending');
-      return;
-    }
-    if (state === 'inactive') {
-      if (!a.flapping) emit('cancelled');
-      return;
-    }
-    // firing and resolved are the changes that notify, so they are the ones that count towards flapping.
-    a.changes = [...a.changes.filter((t) => t > now - settings.flap_window), now];
-    if (!a.flapping && a.changes.length > settings.flap_threshold) {
-      a.flapping = true;
-      emit('flapping');
-      return;
-    }
-    if (!a.flapping) emit(state);
-  };
-
-  const startEpisode = () => {
-    a.pending_since = now;
-    a.firing_since = null;
-    a.resolved_at = null;
-    a.peak = null;
-    clearedAt = null;
-  };
-  const fire = () => {
-    a.firing_since = now;
-    clearedAt = null;
-    moveTo('firing');
-  };
-  const resolve = () => {
-    a.resolved_at = now;
-    clearedAt = null;
-    moveTo('resolved');
-  };
-  const cancel = () => {
-    clearedAt = null;
-    moveTo('inactive');
-  };
-
-  /** Timers that move without a reading: `for`, keep_firing_for. */
-  const timers = () => {
-    if (a.state === 'pending' && a.absent_polls === 0 && a.pending_since !== null && now - a.pending_since >= settings.for) fire();
-    else if (a.state === 'firing' && clearedAt !== null && now - clearedAt >= settings.keep_firing_for) resolve();
-  };
 
   switch (signal.type) {
     case 'verdict': {
@@ -230,21 +179,21 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
         a.annotations = d.annotations;
       }
       if (v.status === 'breach') {
-        clearedAt = null;
+        s.clearedAt = null;
         if (!wasActive) {
-          startEpisode();
+          startEpisode(s);
           a.peak = a.value;
-          if (settings.for <= 0) fire();
-          else moveTo('pending');
+          if (settings.for <= 0) fire(s);
+          else moveTo(s, 'pending');
         } else {
           a.peak = morePeak(a.peak, a.value, a.threshold);
-          if (a.state === 'pending' && a.pending_since !== null && now - a.pending_since >= settings.for) fire();
+          if (a.state === 'pending' && a.pending_since !== null && now - a.pending_since >= settings.for) fire(s);
         }
       } else if (a.state === 'pending') {
-        cancel();
+        cancel(s);
       } else {
-        clearedAt ??= now;
-        if (now - clearedAt >= settings.keep_firing_for) resolve();
+        s.clearedAt ??= now;
+        if (now - s.clearedAt >= settings.keep_firing_for) resolve(s);
       }
       break;
     }
@@ -252,26 +201,26 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
       if (!isActive(a)) break;
       a.absent_polls += 1;
       if (a.absent_polls >= settings.absent_for) {
-        if (a.state === 'pending') cancel();
-        else resolve();
+        if (a.state === 'pending') cancel(s);
+        else resolve(s);
       }
       break;
     }
     case 'tick':
-      timers();
+      timers(s);
       break;
     case 'retire': {
       const wasFlapping = a.flapping;
       a.flapping = false;
       a.changes = [];
-      if (a.state === 'pending' && !wasFlapping) cancel();
+      if (a.state === 'pending' && !wasFlapping) cancel(s);
       else if (a.state === 'firing' || wasFlapping) {
         // A flapping alert already told people it was unstable: they hear that it is over, whatever state it is in
         // (pending or inactive again included: cancelling it would drop it from its group without a word).
         if (a.state !== 'resolved') a.resolved_at = now;
         a.state = 'resolved';
-        clearedAt = null;
-        emit('resolved');
+        s.clearedAt = null;
+        emit(s, 'resolved');
       }
       break;
     }
@@ -282,8 +231,79 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
     if (now - last >= settings.flap_window) {
       a.flapping = false;
       a.changes = [];
-      emit('settled');
+      emit(s, 'settled');
     }
   }
-  return { next: { alert: a, cleared_at: clearedAt }, events, ...(dataError !== undefined ? { dataError } : {}) };
+  const next = { alert: a, cleared_at: s.clearedAt };
+  return dataError !== undefined ? { next, events: s.events, dataError } : { next, events: s.events };
+}
+
+/**
+ * What one {@link step} works on: the next alert (its own copy), the next `cleared_at`, the events so far. The moves
+ * below are plain functions of it, not closures made anew by each step (thousands a poll in an incident).
+ */
+interface Stepping {
+  a: Alert;
+  clearedAt: number | null;
+  events: AlertEvent[];
+  now: number;
+  settings: LifecycleSettings;
+}
+
+function emit(s: Stepping, type: AlertEvent['type']): void {
+  s.events.push({ type, at: s.now, alert: cloneAlert(s.a) });
+}
+
+function moveTo(s: Stepping, state: AlertState): void {
+  const a = s.a;
+  a.state = state;
+  if (state === 'pending') {
+    if (!a.flapping) emit(s, 'pending');
+    return;
+  }
+  if (state === 'inactive') {
+    if (!a.flapping) emit(s, 'cancelled');
+    return;
+  }
+  // firing and resolved are the changes that notify, so they are the ones that count towards flapping.
+  const since = s.now - s.settings.flap_window;
+  a.changes = [...a.changes.filter((t) => t > since), s.now];
+  if (!a.flapping && a.changes.length > s.settings.flap_threshold) {
+    a.flapping = true;
+    emit(s, 'flapping');
+    return;
+  }
+  if (!a.flapping) emit(s, state);
+}
+
+function startEpisode(s: Stepping): void {
+  s.a.pending_since = s.now;
+  s.a.firing_since = null;
+  s.a.resolved_at = null;
+  s.a.peak = null;
+  s.clearedAt = null;
+}
+
+function fire(s: Stepping): void {
+  s.a.firing_since = s.now;
+  s.clearedAt = null;
+  moveTo(s, 'firing');
+}
+
+function resolve(s: Stepping): void {
+  s.a.resolved_at = s.now;
+  s.clearedAt = null;
+  moveTo(s, 'resolved');
+}
+
+function cancel(s: Stepping): void {
+  s.clearedAt = null;
+  moveTo(s, 'inactive');
+}
+
+/** Timers that move without a reading: `for`, keep_firing_for. */
+function timers(s: Stepping): void {
+  const { a, now, settings } = s;
+  if (a.state === 'pending' && a.absent_polls === 0 && a.pending_since !== null && now - a.pending_since >= settings.for) fire(s);
+  else if (a.state === 'firing' && s.clearedAt !== null && now - s.clearedAt >= settings.keep_firing_for) resolve(s);
 }

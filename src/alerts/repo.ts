@@ -1,5 +1,6 @@
 /**
- * Alert state in SQLite: `alerts` (one row per fingerprint) and `alert_events` (every transition). Statements are
+ * Alert state in SQLite: `alerts` (one row per fingerprint; since schema 11 a view of `alert_standing` and
+ * `alert_moving`, written here: src/alerts/moving-migration.ts) and `alert_events` (every transition). Statements are
  * prepared once; every method runs in the caller's transaction when called inside one (the engine relies on it).
  */
 import type Database from 'better-sqlite3';
@@ -102,9 +103,14 @@ interface EventRow {
   alert: string;
 }
 
+/** The `alerts` view's columns, as the table had them before schema 11. */
 const COLS = `fingerprint, rule, kind, entity, state, flapping, severity, labels, annotations, value, threshold,
   previous_value, peak, data_at, block, pending_since, firing_since, resolved_at, last_eval_at, last_notified_at,
   absent_polls, changes, cleared_at`;
+const STANDING_COLS = `fingerprint, rule, kind, entity, state, flapping, severity, labels, pending_since, firing_since,
+  resolved_at, last_notified_at, changes`;
+const MOVING_COLS = `fingerprint, value, threshold, previous_value, peak, data_at, block, last_eval_at, absent_polls,
+  annotations, cleared_at`;
 
 function toTracked(r: AlertRow): TrackedAlert {
   return {
@@ -153,7 +159,7 @@ function sameList(a: readonly number[], b: readonly number[]): boolean {
 
 /**
  * Whether only the columns a judged reading moves differ (value, threshold, previous value, peak, data time, block,
- * evaluation time, absent polls, annotations, cleared_at): the row is then updated in place, its indexes untouched.
+ * evaluation time, absent polls, annotations, cleared_at): only the alert's narrow `alert_moving` row is then written.
  * `last_notified_at` is not compared: the dispatcher moves it, and neither write may take it back.
  */
 function sameStanding(a: Alert, b: Alert): boolean {
@@ -220,7 +226,7 @@ function toParams(t: TrackedAlert): Record<string, unknown> {
   };
 }
 
-/** Builds the alert repository over a database migrated to at least version 2. */
+/** Builds the alert repository over a database migrated to at least version 11. */
 export function createAlertRepo(db: Database.Database): AlertRepo {
   let journal = writesOn.get(db);
   if (!journal) writesOn.set(db, (journal = { n: 0, other: 0, notified: new Map() }));
@@ -229,22 +235,27 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
   const wrote = (): void => {
     writes.other = ++writes.n;
   };
-  const upsert = db.prepare(
-    `INSERT INTO alerts (${COLS}) VALUES (@fingerprint, @rule, @kind, @entity, @state, @flapping, @severity, @labels,
-       @annotations, @value, @threshold, @previous_value, @peak, @data_at, @block, @pending_since, @firing_since,
-       @resolved_at, @last_eval_at, @last_notified_at, @absent_polls, @changes, @cleared_at)
+  // An alert is two rows (src/alerts/moving-migration.ts): what a transition changes, and what a judged reading moves.
+  const upsertStanding = db.prepare(
+    `INSERT INTO alert_standing (${STANDING_COLS}) VALUES (@fingerprint, @rule, @kind, @entity, @state, @flapping, @severity,
+       @labels, @pending_since, @firing_since, @resolved_at, @last_notified_at, @changes)
      ON CONFLICT (fingerprint) DO UPDATE SET rule = excluded.rule, kind = excluded.kind, entity = excluded.entity,
        state = excluded.state, flapping = excluded.flapping, severity = excluded.severity, labels = excluded.labels,
-       annotations = excluded.annotations, value = excluded.value, threshold = excluded.threshold,
-       previous_value = excluded.previous_value, peak = excluded.peak, data_at = excluded.data_at, block = excluded.block,
        pending_since = excluded.pending_since, firing_since = excluded.firing_since, resolved_at = excluded.resolved_at,
-       last_eval_at = excluded.last_eval_at,
-       last_notified_at = coalesce(max(excluded.last_notified_at, alerts.last_notified_at), excluded.last_notified_at, alerts.last_notified_at),
-       absent_polls = excluded.absent_polls, changes = excluded.changes, cleared_at = excluded.cleared_at`,
+       last_notified_at = coalesce(max(excluded.last_notified_at, alert_standing.last_notified_at), excluded.last_notified_at, alert_standing.last_notified_at),
+       changes = excluded.changes`,
   );
-  // What a judged reading of an alert that kept its standing changes: no index covers these columns.
+  const upsertMoving = db.prepare(
+    `INSERT INTO alert_moving (${MOVING_COLS}) VALUES (@fingerprint, @value, @threshold, @previous_value, @peak, @data_at,
+       @block, @last_eval_at, @absent_polls, @annotations, @cleared_at)
+     ON CONFLICT (fingerprint) DO UPDATE SET value = excluded.value, threshold = excluded.threshold,
+       previous_value = excluded.previous_value, peak = excluded.peak, data_at = excluded.data_at, block = excluded.block,
+       last_eval_at = excluded.last_eval_at, absent_polls = excluded.absent_polls, annotations = excluded.annotations,
+       cleared_at = excluded.cleared_at`,
+  );
+  // What a judged reading of an alert that kept its standing changes: its narrow row alone.
   const moved = db.prepare<[number | null, number | null, number | null, number | null, number | null, number | null, number, number, string | null, number | null, string]>(
-    `UPDATE alerts SET value = ?, threshold = ?, previous_value = ?, peak = ?, data_at = ?, block = ?, last_eval_at = ?,
+    `UPDATE alert_moving SET value = ?, threshold = ?, previous_value = ?, peak = ?, data_at = ?, block = ?, last_eval_at = ?,
        absent_polls = ?, annotations = coalesce(?, annotations), cleared_at = ? WHERE fingerprint = ?`,
   );
   const getOne = db.prepare<[string], AlertRow>(`SELECT ${COLS} FROM alerts WHERE fingerprint = ?`);
@@ -257,7 +268,7 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     `SELECT ${COLS} FROM alerts WHERE rule IN (SELECT value FROM json_each(?))`,
   );
   const activeRows = db.prepare<[], Pick<Alert, 'rule' | 'severity' | 'state'>>(
-    `SELECT rule, severity, state FROM alerts WHERE state IN ('pending', 'firing')`,
+    `SELECT rule, severity, state FROM alert_standing WHERE state IN ('pending', 'firing')`,
   );
   const live = db.prepare<[], AlertRow>(
     `SELECT ${COLS} FROM alerts WHERE state IN ('pending', 'firing') OR flapping = 1 ORDER BY rule, entity`,
@@ -276,7 +287,7 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     `SELECT * FROM (SELECT id, type, at, alert FROM alert_events WHERE at >= ? ORDER BY id DESC LIMIT ?) ORDER BY id`,
   );
   const notified = db.prepare(
-    `UPDATE alerts SET last_notified_at = max(coalesce(last_notified_at, 0), ?) WHERE fingerprint = ?`,
+    `UPDATE alert_standing SET last_notified_at = max(coalesce(last_notified_at, 0), ?) WHERE fingerprint = ?`,
   );
   const prune = db.prepare(`DELETE FROM alert_events WHERE at < ?`);
   const getRevision = db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'alerts_revision'`);
@@ -284,7 +295,8 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     `INSERT INTO meta (key, value, updated_at) VALUES ('alerts_revision', '1', ?)
      ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1, updated_at = excluded.updated_at RETURNING value`,
   );
-  const removeOne = db.prepare(`DELETE FROM alerts WHERE fingerprint = ?`);
+  const removeStanding = db.prepare(`DELETE FROM alert_standing WHERE fingerprint = ?`);
+  const removeMoving = db.prepare(`DELETE FROM alert_moving WHERE fingerprint = ?`);
 
   const toEvent = (r: EventRow): StoredAlertEvent => ({ id: r.id, type: r.type, at: r.at, alert: JSON.parse(r.alert) as Alert });
   const plain = (rows: AlertRow[]): Alert[] => rows.map((r) => toTracked(r).alert);
@@ -328,7 +340,9 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     trackedOrphans: (rules) => orphans.all(JSON.stringify(rules)).map(toTracked),
     saveTracked: (t, prev) => {
       if (prev === undefined || !sameStanding(prev.alert, t.alert)) {
-        upsert.run(toParams(t));
+        const params = toParams(t);
+        upsertStanding.run(params);
+        upsertMoving.run(params);
       } else if (!sameReading(prev, t)) {
         const a = t.alert;
         const annotations = sameRecord(prev.alert.annotations, a.annotations) ? null : JSON.stringify(a.annotations);
@@ -338,7 +352,8 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
       return true;
     },
     remove: (fp) => {
-      removeOne.run(fp);
+      removeStanding.run(fp);
+      removeMoving.run(fp);
       wrote();
     },
     revision: () => Number(getRevision.get()?.value ?? 0),

@@ -19,6 +19,7 @@ import { packedLatestMigration } from './packed-latest-migration.js';
 import { latestEntitiesMigration } from './latest-entities-migration.js';
 import { bucketChunksMigration } from './bucket-chunks-migration.js';
 import { rawChunksMigration } from './raw-chunks-migration.js';
+import { alertMovingMigration } from '../alerts/moving-migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -45,6 +46,7 @@ export const migrations: readonly Migration[] = [
   latestEntitiesMigration, // 10: per entity only the poll that returned it last; the latest reading is history's newest (src/store/latest-entities-migration.ts)
   bucketChunksMigration, // 11: buckets of past hours as one chunk per entity and hour (src/store/bucket-chunks-migration.ts)
   rawChunksMigration, // 12: full-resolution history of past hours as one chunk per entity and hour (src/store/raw-chunks-migration.ts)
+  alertMovingMigration, // 13: an alert's row in two tables, the columns a judged reading moves apart, `alerts` a view of both (src/alerts/moving-migration.ts)
 ];
 
 /** One row of `schema_migrations`. */

@@ -17,7 +17,7 @@ export const priceDeviation = defineKind({
   context: ['deviation', 'oracle_price', 'service_price'],
   needs: () => ['oracle_price', 'service_price'],
   params: { max_deviation: positive },
-  evaluate({ rule, reading }) {
+  evaluate({ rule, reading, lean }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const oracle = num(reading.fields.oracle_price_scaled);
     const service = num(reading.fields.service_price);
@@ -26,11 +26,12 @@ export const priceDeviation = defineKind({
     if (service <= 0) return { status: 'data_error', reason: `service_price ${service} is not positive`, value: service };
     if (oracle < 0) return { status: 'data_error', reason: `oracle price ${oracle} is negative`, value: oracle };
     const deviation = Math.abs(oracle - service) / service;
+    const breach = deviation > rule.max_deviation + EPSILON;
     return {
-      status: deviation > rule.max_deviation + EPSILON ? 'breach' : 'ok',
+      status: breach ? 'breach' : 'ok',
       value: deviation,
       threshold: rule.max_deviation,
-      context: { deviation, oracle_price: oracle, service_price: service },
+      context: lean && !breach ? undefined : { deviation, oracle_price: oracle, service_price: service },
     };
   },
 });

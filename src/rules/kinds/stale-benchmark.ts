@@ -45,7 +45,7 @@ export const staleBenchmark = defineKind({
     max_age: positiveDuration.default(36 * 3_600_000),
     incomplete_for: duration.default(6 * 3_600_000),
   },
-  evaluate({ rule, reading, now, history }) {
+  evaluate({ rule, reading, now, history, lean }) {
     if (reading.kind !== 'benchmark') return notMine('benchmark', reading);
     const day = num(reading.fields.day);
     if (day === null) return { status: 'data_error', reason: 'day missing or not a number' };
@@ -64,6 +64,6 @@ export const staleBenchmark = defineKind({
     if (incomplete !== null && incomplete > rule.incomplete_for / 1000) {
       return { status: 'breach', value: incomplete, threshold: rule.incomplete_for / 1000, context: { ...context, reason: 'incomplete' } };
     }
-    return { status: 'ok', value: age, threshold: rule.max_age / 1000, context: { ...context, reason: null } };
+    return { status: 'ok', value: age, threshold: rule.max_age / 1000, context: lean ? undefined : { ...context, reason: null } };
   },
 });

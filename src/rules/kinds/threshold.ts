@@ -36,16 +36,17 @@ export const threshold = defineKind({
     }
     return out;
   },
-  evaluate({ rule, reading }) {
+  evaluate({ rule, reading, lean }) {
     if (reading.kind !== rule.reading) return { status: 'wait', reason: `not ${aReading(rule.reading)} (got ${reading.kind})` };
     const raw = getPath(reading.fields, rule.field);
     const v = num(raw);
     if (v === null) return { status: 'data_error', reason: raw === null || raw === undefined ? `${rule.field} missing` : `${rule.field} not a number: ${String(raw)}` };
+    const breach = operators[rule.op].test(v, rule.value);
     return {
-      status: operators[rule.op].test(v, rule.value) ? 'breach' : 'ok',
+      status: breach ? 'breach' : 'ok',
       value: v,
       threshold: rule.value,
-      context: { field: rule.field, op: rule.op },
+      context: lean && !breach ? undefined : { field: rule.field, op: rule.op },
     };
   },
 });

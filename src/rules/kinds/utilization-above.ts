@@ -25,7 +25,7 @@ export const utilizationAbove = defineKind({
     }
     return [];
   },
-  evaluate({ rule, reading, active }) {
+  evaluate({ rule, reading, active, lean }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields.utilization;
     const u = num(raw);
@@ -33,7 +33,7 @@ export const utilizationAbove = defineKind({
     if (u > UTILIZATION_MAX || u < 0) return { status: 'data_error', reason: `utilization ${u} outside [0, 1]`, value: u };
     const clear = rule.clear_below ?? null;
     const breach = u > rule.threshold || (active && clear !== null && u >= clear);
-    return { status: breach ? 'breach' : 'ok', value: u, threshold: rule.threshold, context: { utilization: u, clear_below: clear } };
+    return { status: breach ? 'breach' : 'ok', value: u, threshold: rule.threshold, context: lean && !breach ? undefined : { utilization: u, clear_below: clear } };
   },
 });
 

@@ -1,0 +1,64 @@
+/**
+ * The engine asks rule kinds for lean verdicts (no `context` on an `ok`) only where nothing reads the context: an
+ * active alert judged fine again is still described with its verdict's context (here: keeps firing for a while with
+ * its annotations updated, then resolves), and a breach of an entity without an alert is described whole.
+ * A real SQLite file, rules through the real schema, the engine as the daemon drives it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { fingerprint } from '../src/alerts/lifecycle.js';
+import { utilizationAbove } from '../src/rules/kinds/utilization-above.js';
+import { ruleKinds } from '../src/rules/registry.js';
+import type { RuleKind } from '../src/rules/rule-kind.js';
+import { drive, engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
+
+const dirs = tempDirs();
+afterEach(() => dirs.cleanup());
+
+describe('lean verdicts in the engine', () => {
+  it("describes an active alert judged ok with the ok verdict's context, and a new breach with the breach's", () => {
+    const store = tempStore(dirs);
+    const util = rule({
+      name: 'util',
+      kind: 'utilization_above',
+      threshold: 0.9,
+      clear_below: 0.8,
+      keep_firing_for: '2m',
+      severity: 'warning',
+      annotations: { summary: 'utilization {{ utilization | pct }}, clears below {{ clear_below | pct }}' },
+    });
+    const engine = engineFor(store, [util]);
+    const poll = (i: number, utilization: number) => drive(store, engine, outcome('markets', 'metrics', [market('m1', T0 + i * MIN, { utilization })], T0 + i * MIN));
+    const summary = () => engine.repo.get(fingerprint('util', 'm1'))?.annotations.summary;
+
+    poll(0, 0.5);
+    expect(summary()).toBeUndefined();
+    expect(poll(1, 0.95).events.map((e) => e.type)).toEqual(['firing']);
+    expect(summary()).toBe('utilization 95%, clears below 80%');
+    // Judged ok while firing: still firing (keep_firing_for), described from the ok verdict.
+    expect(poll(2, 0.7).events).toEqual([]);
+    expect(summary()).toBe('utilization 70%, clears below 80%');
+    const resolved = poll(4, 0.6).events;
+    expect(resolved.map((e) => e.type)).toEqual(['resolved']);
+    expect(resolved[0]!.alert.annotations.summary).toBe('utilization 60%, clears below 80%');
+    store.close();
+  });
+
+  it('asks for a lean verdict exactly where the entity has no active alert', () => {
+    const store = tempStore(dirs);
+    const asked: Array<[string, boolean | undefined]> = [];
+    const kind = utilizationAbove as RuleKind;
+    const recording: RuleKind = { ...kind, evaluate: (input) => (asked.push([input.reading.entity, input.lean]), kind.evaluate(input)) };
+    const kinds = ruleKinds.map((k) => (k.kind === recording.kind ? recording : k));
+    const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })], { kinds });
+    const poll = (i: number, a: number, b: number) => {
+      asked.length = 0;
+      drive(store, engine, outcome('markets', 'metrics', [market('a', T0 + i * MIN, { utilization: a }), market('b', T0 + i * MIN, { utilization: b })], T0 + i * MIN));
+      return [...asked];
+    };
+    expect(poll(0, 0.5, 0.95)).toEqual([['a', true], ['b', true]]);
+    // b fired: its next verdict is described, whatever it is; a resolved alert is no longer active.
+    expect(poll(1, 0.5, 0.5)).toEqual([['a', true], ['b', false]]);
+    expect(poll(2, 0.5, 0.5)).toEqual([['a', true], ['b', true]]);
+    store.close();
+  });
+});
