@@ -227,7 +227,7 @@ describe('migration 11: sealed buckets in hourly chunks', () => {
     });
   }
 
-  it('seals every bucket of a database lookout 10 left, none lost, and gives the same answers', () => {
+  it('leaves the buckets of a database lookout 10 left answering as they did, and the background sealing loses none and gives the same answers', () => {
     const path = join(dirs.make(), 'v9.db');
     const sealed = folded(path);
     const fromChunks = answers(sealed);
@@ -245,8 +245,14 @@ describe('migration 11: sealed buckets in hourly chunks', () => {
     const store = openStore(path);
     try {
       expect(store.version).toBe(migrations.at(-1)!.version);
+      // The migration only adds the chunk table (sealing 30 days of buckets at start-up would hold it for many
+      // minutes): the buckets answer from their old table as they did.
       expect(answers(store)).toEqual(before);
       const n = (sql: string) => (store.db.prepare(sql).get() as { n: number }).n;
+      expect(n(`SELECT count(*) AS n FROM reading_bucket_chunks`)).toBe(0);
+      // The daemon's downsample turns seal them in the background, a small batch a call: none lost, the same answers.
+      while (store.readings.downsample(H + 4 * 3_600_000, { batchSize: 36, maxRows: 36 }).sealed > 0);
+      expect(answers(store)).toEqual(before);
       expect(n(`SELECT count(*) AS n FROM reading_buckets`)).toBe(0);
       // An entity's hour a chunk, and one more where m2's shape changed mid-hour.
       expect(n(`SELECT count(*) AS n FROM reading_bucket_chunks`)).toBe(3 * 3 + 1);
@@ -402,7 +408,7 @@ describe('migration 12: full-resolution history of past hours in hourly chunks',
     };
   }
 
-  it('seals every row of a database lookout 11 left, none lost, and gives the same answers', () => {
+  it('leaves the rows of a database lookout 11 left answering as they did, and the background sealing loses none and gives the same answers', () => {
     const path = join(dirs.make(), 'v11.db');
     const old = stored(path);
     const before = answers(old);
@@ -415,6 +421,11 @@ describe('migration 12: full-resolution history of past hours in hourly chunks',
     try {
       expect(store.version).toBe(migrations.at(-1)!.version);
       const n = (sql: string) => (store.db.prepare(sql).get() as { n: number }).n;
+      // The migration only adds the chunk table: the rows answer from the head as they did.
+      expect(n(`SELECT count(*) AS n FROM reading_history_chunks`)).toBe(0);
+      expect(answers(store)).toEqual(before);
+      // The daemon's turns seal them in the background, a small batch a call: none lost, the same answers.
+      while (store.readings.sealHistory(Number.MAX_SAFE_INTEGER, { batchSize: 10, maxRows: 10 }) > 0);
       expect(n(`SELECT count(*) AS n FROM reading_history`)).toBe(0);
       // An entity's hour a chunk (m2 has none in the hour it was gone but its vanished marker).
       expect(n(`SELECT count(*) AS n FROM reading_history_chunks`)).toBe(3 * 3);

@@ -1,14 +1,14 @@
 /** Schema version 11: sealed 5-minute buckets as one chunk per entity and hour. */
-import type Database from 'better-sqlite3';
 import type { Migration } from './migrations.js';
-import { createBucketSealer } from './readings.js';
 
 /**
  * Version 11. A bucket was one row of `reading_buckets` with its index (about 248 bytes a bucket at SPEC §8, 28.7 GB
  * for 30 days). Buckets of hours that are over now go into `reading_bucket_chunks`: one row per entity and hour
  * (src/store/bucket-chunks.ts), its key and index entries shared by the hour's twelve buckets. `reading_buckets` stays
- * for the buckets of the last hour or so, still being folded into; downsampling seals them. Every existing bucket is
- * sealed here, none dropped (test/store-migration.test.ts).
+ * for the buckets of the last hour or so, still being folded into; downsampling seals them. Existing buckets are not
+ * sealed here (30 days of them would hold the start-up for many minutes in one transaction): they answer from
+ * `reading_buckets` as before, and the daemon's downsample turns seal them in the background, a batch a turn, none
+ * dropped (test/store-migration.test.ts).
  */
 export const bucketChunksMigration = {
   version: 11,
@@ -26,8 +26,4 @@ CREATE TABLE reading_bucket_chunks (
 CREATE INDEX reading_bucket_chunks_start ON reading_bucket_chunks (start, entity, n); -- n: counted without reading the chunks
 CREATE INDEX reading_bucket_chunks_entity ON reading_bucket_chunks (entity, start, shape); -- shape: pruneShapes reads it here
 `,
-  run(db: Database.Database) {
-    const seal = createBucketSealer(db);
-    while (seal(Number.MAX_SAFE_INTEGER, 5000) > 0);
-  },
 } satisfies Migration;

@@ -744,16 +744,6 @@ export function createHistoryImporter(db: Database.Database): (row: ImportRow) =
   };
 }
 
-/** Seals every bucket of `reading_buckets` that starts before `before` into chunks, `limit` at a time (migration 11); call inside its transaction. */
-export function createBucketSealer(db: Database.Database): (before: number, limit: number) => number {
-  const { shapes } = historyDictionaries(db);
-  return createBucketStore(db, (id) => {
-    const s = shapes.valueOf(id);
-    if (!s) throw new StoreError('E_STORE_INVALID', `bucket points to unknown shape ${id}`);
-    return s;
-  }).seal;
-}
-
 /** One latest row as schema 9 stored it (packed), for the migration that keeps only its poll. */
 export interface LatestKeepRow {
   kind: ReadingKind;
