@@ -10,6 +10,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, freePort, getJson, getText, killAll, listening, sample, tempDirs, until } from './fixtures/daemon/harness.js';
 import { configObject, SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
 import { MARKET_FAMILIES, parseScrape } from './metrics-fixtures.js';
+import { openStore } from '../src/store/index.js';
+import { market } from './store-helpers.js';
 
 const dirs = tempDirs();
 let sim: SimHandle | undefined;
@@ -233,6 +235,50 @@ describe('lookout run', () => {
     expect(await daemon.waitExit(10_000), daemon.diag()).toEqual({ code: 0, signal: null });
     expect(daemon.logs().filter((l) => l.level === 'error'), daemon.diag()).toEqual([]);
   }, 40_000);
+
+  it('seals hours of full-resolution history into chunks, but not the hours its rules still look back into', async () => {
+    sim = await SimHandle.start({ scenario: 'calm' });
+    const HOUR = 3_600_000;
+    const now = Date.now();
+    // Two databases with the same history, stored before the daemons run: a market changing every 10 minutes for
+    // seven hours, up to an hour ago.
+    const start = async (name: string, rules: Record<string, unknown>[]) => {
+      const dir = dirs.make();
+      const db = join(dir, 'lookout.db');
+      const store = openStore(db);
+      try {
+        for (let t = now - 7 * HOUR, i = 0; t < now - HOUR; t += 600_000, i++) store.readings.savePoll('markets', [market('m-old', t, 0.5 + (i % 5) / 100)], t);
+      } finally {
+        store.close();
+      }
+      const file = writeConfig(join(dir, 'lookout.yaml'), { ...configObject({ sim: sim!, db, rules, logLevel: 'debug' }), storage: { path: db, retention: '1d', raw_retention: '6h' } });
+      const { daemon } = await DaemonProcess.start(file);
+      return { name, db, daemon };
+    };
+    const looking = await start('looking', [{ name: 'apy-5h', kind: 'apy_jump', severity: 'warning', window: '5h', min_change: 0.5 }]);
+    const plain = await start('plain', []);
+    const sealedThrough = (db: string) => {
+      const c = new Database(db, { readonly: true, fileMustExist: true });
+      try {
+        return (c.prepare(`SELECT max(last) AS t FROM reading_history_chunks`).get() as { t: number | null }).t;
+      } finally {
+        c.close();
+      }
+    };
+    for (const d of [looking, plain]) {
+      // A turn of the fold (the hour past raw_retention goes into buckets) and the sealing has ended.
+      await d.daemon.waitForLog((l) => l.msg === 'downsampled', 30_000, `${d.name}: a downsample turn`);
+    }
+    // Without a look-back, every hour that ended over 10 minutes ago is sealed; with apy_jump's 5 h, nothing newer
+    // than 5 h ago is: its every-poll question, `window` ago, reads rows of the head.
+    expect(sealedThrough(plain.db)).toBeGreaterThan(now - 2 * HOUR);
+    expect(sealedThrough(looking.db) ?? 0).toBeLessThan(now - 5 * HOUR);
+    for (const d of [looking, plain]) {
+      d.daemon.signal('SIGTERM');
+      expect(await d.daemon.waitExit(10_000), d.daemon.diag()).toEqual({ code: 0, signal: null });
+      expect(d.daemon.logs().filter((l) => l.level === 'error'), d.daemon.diag()).toEqual([]);
+    }
+  }, 60_000);
 
   it('exits non-zero with one clear line when its port is taken, instead of hanging', async () => {
     const blocker = net.createServer();
