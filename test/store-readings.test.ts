@@ -111,6 +111,9 @@ describe('savePoll and latest', () => {
       { kind: 'market', entity: 'm2' },
     ]);
     expect(store.readings.latestForPoll('positions').map((r) => r.entity)).toEqual(['p1']);
+    // A page at a time (in the order their history ids were given: m2 first, as the save met it), every one once.
+    expect([...store.readings.entitiesForPollPaged('markets', 1)]).toEqual([[{ kind: 'market', entity: 'm2' }], [{ kind: 'market', entity: 'm1' }]]);
+    expect([...store.readings.entitiesForPollPaged('nobody')]).toEqual([]);
     expect(store.readings.removeLatest('market', 'm2')).toBe(true);
     expect(store.readings.removeLatest('market', 'm2')).toBe(false);
     expect(store.readings.entitiesForPoll('markets')).toEqual([{ kind: 'market', entity: 'm1' }]);

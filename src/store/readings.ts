@@ -211,9 +211,17 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     `INSERT OR IGNORE INTO reading_history (seen_at, entity, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`,
   );
   const ownerOf = db.prepare<[number], { poll: number }>(`SELECT poll FROM latest_entities WHERE entity = ?`);
-  const allOwned = db.prepare<[], { entity: number }>(`SELECT entity FROM latest_entities`);
-  const pollOwnedAfter = db.prepare<[number, number, number], { entity: number }>(
-    `SELECT entity FROM latest_entities WHERE poll = ? AND entity > ? ORDER BY entity LIMIT ?`,
+  // The entities a poll returned last, named as history names them: SQLite reads the kind and name out of the entity
+  // dictionary's JSON, so a poll's check for vanished entities (every entity of the poll, every poll) decodes and
+  // caches nothing in this process (the dictionary's cache would keep an object per entity: ~7 MB at SPEC §8).
+  const owned = `SELECT l.entity AS id, json_extract(e.value, '$.kind') AS kind, json_extract(e.value, '$.entity') AS entity
+    FROM latest_entities l JOIN history_entities e ON e.id = l.entity`;
+  type Owned = EntityKey & { id: number };
+  const ownedOfKind = db.prepare<[string], Owned>(`${owned} WHERE json_extract(e.value, '$.kind') = ? ORDER BY 3`);
+  const ownedByPoll = db.prepare<[number], Owned>(`${owned} WHERE l.poll = ? ORDER BY 2, 3`);
+  const pollOwnedAfter = db.prepare<[number, number, number], Owned>(`${owned} WHERE l.poll = ? AND l.entity > ? ORDER BY l.entity LIMIT ?`);
+  const countOwned = db.prepare<[], { kind: ReadingKind; n: number }>(
+    `SELECT json_extract(e.value, '$.kind') AS kind, count(*) AS n FROM latest_entities l JOIN history_entities e ON e.id = l.entity GROUP BY 1`,
   );
   const deleteOwner = db.prepare<[number]>(`DELETE FROM latest_entities WHERE entity = ?`);
   const keptGet = db.prepare<[number], RawRow>(`SELECT seen_at, entity, at, poll, shape, vals FROM latest_kept WHERE entity = ?`);
@@ -341,19 +349,12 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       ...(shape.unreadable ? { unreadable: { ...shape.unreadable } } : {}),
     };
   };
-  /** The entities (history ids) a poll returned last, a page at a time in id order. */
-  function* ownedPages(poll: string, pageSize: number): Generator<number[], void, void> {
+  /** The entities a poll returned last (with their history ids), ordered by kind then entity. */
+  const ownedBy = (poll: string): Owned[] => {
     const pollId = polls.find(poll);
-    if (pollId === undefined) return;
-    for (let after = -1; ; ) {
-      const page = pollOwnedAfter.all(pollId, after, pageSize).map((r) => r.entity);
-      if (page.length > 0) yield page;
-      if (page.length < pageSize) return;
-      after = page[page.length - 1]!;
-    }
-  }
-  const byKindEntity = (a: EntityKey, b: EntityKey) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.entity < b.entity ? -1 : a.entity > b.entity ? 1 : 0);
-  const ownedBy = (poll: string): EntityKey[] => [...ownedPages(poll, 5000)].flat().map(entityOf).sort(byKindEntity);
+    return pollId === undefined ? [] : ownedByPoll.all(pollId);
+  };
+  const keyOnly = ({ kind, entity }: Owned): EntityKey => ({ kind, entity });
 
   /**
    * What a save remembers of a reading: the values that say whether a snapshot changed — the shape and every packed
@@ -511,17 +512,19 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const id = entityId(kind, entity);
       return id === undefined ? undefined : latestOf(id);
     },
-    latestAll: (kind) =>
-      allOwned
-        .all()
-        .map((r) => ({ id: r.entity, e: entityOf(r.entity) }))
-        .filter((x) => x.e.kind === kind)
-        .sort((a, b) => byKindEntity(a.e, b.e))
-        .flatMap((x) => latestOf(x.id) ?? []),
-    latestForPoll: (poll) => ownedBy(poll).flatMap((e) => latestOf(entityId(e.kind, e.entity)!) ?? []),
-    entitiesForPoll: ownedBy,
+    latestAll: (kind) => ownedOfKind.all(kind).flatMap((o) => latestOf(o.id) ?? []),
+    latestForPoll: (poll) => ownedBy(poll).flatMap((o) => latestOf(o.id) ?? []),
+    entitiesForPoll: (poll) => ownedBy(poll).map(keyOnly),
     *entitiesForPollPaged(poll, pageSize = 1_000) {
-      for (const page of ownedPages(poll, Math.max(1, pageSize))) yield page.map(entityOf);
+      const pollId = polls.find(poll);
+      if (pollId === undefined) return;
+      const size = Math.max(1, pageSize);
+      for (let after = -1; ; ) {
+        const page = pollOwnedAfter.all(pollId, after, size);
+        if (page.length > 0) yield page.map(keyOnly);
+        if (page.length < size) return;
+        after = page[page.length - 1]!.id;
+      }
     },
     removeLatest: (kind, entity) => {
       const id = entityId(kind, entity);
@@ -649,10 +652,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       }),
     counts: () => {
       const latest: Partial<Record<ReadingKind, number>> = {};
-      for (const { entity } of allOwned.all()) {
-        const { kind } = entityOf(entity);
-        latest[kind] = (latest[kind] ?? 0) + 1;
-      }
+      for (const { kind, n } of countOwned.all()) latest[kind] = n;
       const b = buckets.counts();
       const olds = [raw.oldest(), b.oldest].filter((x): x is number => x !== null);
       return { latest, history: raw.count(), buckets: b.n, oldestAt: olds.length ? Math.min(...olds) : null, newestAt: raw.newest() };
