@@ -65,7 +65,7 @@ const asRow = ({ alert: a, cleared_at }: TrackedAlert) => ({
   cleared_at,
 });
 
-function v10Database(): string {
+function v12Database(): string {
   const path = join(dirs.make(), 'v10.db');
   const old = openStore(path, { migrations: migrations.filter((m) => m.version <= 12) });
   const cols = Object.keys(asRow(rows[0]!));
@@ -83,7 +83,7 @@ const plain = (list: readonly TrackedAlert[]) => list.map((r) => r.alert).sort(b
 
 describe('migration 13: the columns a judged reading moves in their own table', () => {
   it('converts every alert, loses none, and every reader sees what it saw', () => {
-    const store = openStore(v10Database());
+    const store = openStore(v12Database());
     try {
       expect(store.version).toBe(migrations.at(-1)!.version);
       const repo = createAlertRepo(store.db);
@@ -117,7 +117,7 @@ describe('migration 13: the columns a judged reading moves in their own table', 
   });
 
   it('writes a judged reading to the narrow row only, a transition to both; a delete of alerts takes both rows', () => {
-    const store = openStore(v10Database());
+    const store = openStore(v12Database());
     try {
       const repo = createAlertRepo(store.db);
       // Counts writes of the wide row (a temporary trigger: this connection only).
@@ -136,9 +136,12 @@ describe('migration 13: the columns a judged reading moves in their own table', 
       store.transaction(() => repo.markNotified(prev.alert.fingerprint, T + 2_000));
       const marked = { ...judged, alert: { ...judged.alert, last_notified_at: T + 2_000 } };
       expect(repo.getTracked(prev.alert.fingerprint)).toEqual(marked);
+      // A write that carries an older mark (a copy read before the dispatcher's) keeps the newer one stored.
+      store.transaction(() => repo.saveTracked({ ...judged, alert: { ...judged.alert, last_notified_at: T + 1_000, state: 'firing', firing_since: T + 1_500 } }, judged));
+      expect(repo.getTracked(prev.alert.fingerprint)?.alert.last_notified_at).toBe(T + 2_000);
       const resolved: TrackedAlert = { alert: { ...judged.alert, state: 'resolved', resolved_at: T + 3_000, last_eval_at: T + 3_000, value: 0.5 }, cleared_at: null };
       store.transaction(() => repo.saveTracked(resolved, judged));
-      expect(standingWrites()).toBe(2);
+      expect(standingWrites()).toBe(3); // the mark, the older-mark transition above, the resolve
       expect(repo.getTracked(prev.alert.fingerprint)).toEqual({ ...resolved, alert: { ...resolved.alert, last_notified_at: T + 2_000 } });
       // A new alert is both rows; deleting through the view (or the repository) leaves neither.
       const fresh: TrackedAlert = { alert: alert('util', 'm9', 'pending'), cleared_at: null };

@@ -1,5 +1,5 @@
 /**
- * Alert state in SQLite: `alerts` (one row per fingerprint; since schema 11 a view of `alert_standing` and
+ * Alert state in SQLite: `alerts` (one row per fingerprint; since schema 13 a view of `alert_standing` and
  * `alert_moving`, written here: src/alerts/moving-migration.ts) and `alert_events` (every transition). Statements are
  * prepared once; every method runs in the caller's transaction when called inside one (the engine relies on it).
  */
@@ -103,7 +103,7 @@ interface EventRow {
   alert: string;
 }
 
-/** The `alerts` view's columns, as the table had them before schema 11. */
+/** The `alerts` view's columns, as the table had them before schema 13. */
 const COLS = `fingerprint, rule, kind, entity, state, flapping, severity, labels, annotations, value, threshold,
   previous_value, peak, data_at, block, pending_since, firing_since, resolved_at, last_eval_at, last_notified_at,
   absent_polls, changes, cleared_at`;
@@ -226,7 +226,7 @@ function toParams(t: TrackedAlert): Record<string, unknown> {
   };
 }
 
-/** Builds the alert repository over a database migrated to at least version 11. */
+/** Builds the alert repository over a database migrated to at least version 13. */
 export function createAlertRepo(db: Database.Database): AlertRepo {
   let journal = writesOn.get(db);
   if (!journal) writesOn.set(db, (journal = { n: 0, other: 0, notified: new Map() }));

@@ -22,7 +22,7 @@ export interface RawEntry {
 }
 
 /** Whether row a comes before row b in a chunk (and in storage order within one entity). */
-export const rawBefore = (a: Pick<RawEntry, 'seen_at' | 'at' | 'poll'>, b: Pick<RawEntry, 'seen_at' | 'at' | 'poll'>): boolean =>
+const rawBefore = (a: Pick<RawEntry, 'seen_at' | 'at' | 'poll'>, b: Pick<RawEntry, 'seen_at' | 'at' | 'poll'>): boolean =>
   a.seen_at < b.seen_at || (a.seen_at === b.seen_at && (a.at < b.at || (a.at === b.at && a.poll < b.poll)));
 
 /**

@@ -83,8 +83,8 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
   const chunkDelete = db.prepare<[number]>(`DELETE FROM reading_history_chunks WHERE id = ?`);
   const chunkData = db.prepare<[number], { data: Buffer }>(`SELECT data FROM reading_history_chunks WHERE id = ?`);
   // The entity's chunks that may hold a reading at or before t (newest first: a chunk whose readings are all older than an answer has no better one).
-  const chunksDown = db.prepare<[number, number, number], ChunkRow & { hi_at: number }>(
-    `SELECT ${chunkCols}, hi_at FROM reading_history_chunks WHERE entity = ? AND lo_at <= ? AND first <= ? ORDER BY hi_at DESC`,
+  const chunksDown = db.prepare<[number, number, number, number], ChunkRow & { hi_at: number }>(
+    `SELECT ${chunkCols}, hi_at FROM reading_history_chunks WHERE entity = ? AND lo_at <= ? AND first <= ? AND hi_at >= ? ORDER BY hi_at DESC`,
   );
   const chunksRange = db.prepare<[number, number, number, number], ChunkRow>(
     `SELECT ${chunkCols} FROM reading_history_chunks WHERE entity = ? AND hi_at >= ? AND lo_at <= ? AND first <= ?`,
@@ -133,7 +133,8 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
   /** The entity's newest reading with at ≤ t stored by asOf (by time, then storage time), or undefined. */
   function at(entity: number, t: number, asOf: number): RawRow | undefined {
     let best = headAt.get(entity, t, asOf);
-    for (const row of chunksDown.iterate(entity, t, asOf)) {
+    // Only chunks that may hold a newer reading than the head's: no chunk blob fetched for nothing (the usual case).
+    for (const row of chunksDown.iterate(entity, t, asOf, best?.at ?? Number.MIN_SAFE_INTEGER)) {
       if (best && row.hi_at < best.at) break;
       const c = open(row);
       for (let i = 0; i < c.n; i++) {
@@ -225,7 +226,9 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
       const lateAt = new Map<number, RawRow[]>();
       for (const page of headPages(a, b, limit)) {
         for (const r of page) {
-          lateAt.set(r.seen_at, [...(lateAt.get(r.seen_at) ?? []), r]);
+          let late = lateAt.get(r.seen_at);
+          if (!late) lateAt.set(r.seen_at, (late = []));
+          late.push(r);
           if (!groups.has(r.seen_at)) groups.set(r.seen_at, []);
         }
       }
@@ -288,12 +291,17 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
 
   /**
    * Takes up to about `limit` rows stored before `before`, oldest first (a chunk at a time, then head rows): `use`
-   * sees them (storage order within a chunk or page), then they are deleted; a chunk's rows from `before` on stay, as
-   * a new chunk. Returns the rows taken. Call inside a transaction.
+   * sees them (storage order within a chunk or page), then they are deleted. Sealed hours go whole: the rows of the
+   * hour holding `before` stay until a later call's cutoff passes the hour. Returns the rows taken. Call inside a
+   * transaction.
    */
   function take(before: number, limit: number, use: (rows: readonly RawRow[]) => void): number {
     let n = 0;
-    for (let page = chunksBefore.all(before, 16); n < limit && page.length > 0; page = chunksBefore.all(before, 16)) {
+    // Sealed hours go whole: only chunks of hours that ended by `before`. Cutting the hour that holds `before` would
+    // re-encode each entity's chunk of it on every call (the daemon's cutoff moves on every 10 s: every chunk of that
+    // hour inflated, cut and deflated again each time); its rows wait until the hour is wholly before the cutoff.
+    const hours = chunkStart(before);
+    for (let page = chunksBefore.all(hours, 16); n < limit && page.length > 0; page = chunksBefore.all(hours, 16)) {
       for (const row of page) {
         if (n >= limit) break;
         n += takeChunk({ ...row, data: chunkData.get(row.id)!.data }, before, use);

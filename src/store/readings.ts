@@ -126,7 +126,8 @@ export interface ReadingsRepo {
   /** The earliest time full-resolution history covers: the oldest row's storage time, null when there is none. */
   rawSince(): number | null;
   /**
-   * Folds full-resolution rows stored before `before` into 5-minute buckets, batch by batch, then seals the buckets of
+   * Folds full-resolution rows stored before `before` (sealed hours whole: those of the hour holding `before` wait for a
+   * later call) into 5-minute buckets, batch by batch, then seals the buckets of
    * hours that ended {@link SEAL_SLACK_MS} before `before` (and before the oldest row left to fold) into chunks, batch
    * by batch; returns what it did. `maxRows` bounds each of the two.
    */
@@ -139,7 +140,7 @@ export interface ReadingsRepo {
    */
   sealHistory(now: number, opts?: PruneOptions): number;
   /**
-   * Deletes history stored before `olderThan` and buckets that start before it, in batches; returns the rows deleted
+   * Deletes history stored before `olderThan` (sealed hours whole) and buckets that start before it, in batches; returns the rows deleted
    * (chunk rows count one each). Sealed buckets go by whole hours: those of the hour holding `olderThan` stay. The
    * newest stored reading of an entity a poll still returns is moved to `latest_kept` first: it stays its latest.
    */
