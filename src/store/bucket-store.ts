@@ -38,13 +38,29 @@ function addPart(byStart: Map<number, Bucket>, b: Bucket): void {
   byStart.set(b.start, acc ? mergeBuckets(acc, b) : b);
 }
 
+/**
+ * The time of each bucket with lo ≤ start ≤ hi among an entity's chunk parts and staged parts, by start: a merged
+ * bucket's time is its latest part's (the larger `at`, then the larger `seen_at`).
+ */
+function partTimes(chunks: Iterable<OpenChunk>, staged: Iterable<{ start: number; at: number; seen_at: number }>, lo: number, hi: number) {
+  const times = new Map<number, { at: number; seen: number }>();
+  const put = (s: number, at: number, seen: number) => {
+    if (s < lo || s > hi) return;
+    const m = times.get(s);
+    if (!m || at > m.at || (at === m.at && seen >= m.seen)) times.set(s, { at, seen });
+  };
+  for (const c of chunks) c.starts.forEach((s, i) => put(s, c.ats[i]!, c.seens[i]!));
+  for (const row of staged) put(row.start, row.at, row.seen_at);
+  return times;
+}
+
 /** The smallest `at` > t of a bucket of `entity` that starts after t − 5 minutes (merged parts), or undefined. Needs no shapes. */
 export function createBucketNextAt(db: Database.Database): (entity: number, t: number) => number | undefined {
   const chunks = db.prepare<[number, number, number], { start: number; data: Buffer }>(
     `SELECT start, data FROM reading_bucket_chunks WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY start, id`,
   );
-  const staged = db.prepare<[number, number, number], { start: number; at: number }>(
-    `SELECT start, at FROM reading_buckets WHERE entity = ? AND start BETWEEN ? AND ?`,
+  const staged = db.prepare<[number, number, number], { start: number; at: number; seen_at: number }>(
+    `SELECT start, at, seen_at FROM reading_buckets WHERE entity = ? AND start BETWEEN ? AND ?`,
   );
   const later = db.prepare<[number, number, number, number], { t: number | null }>(
     `SELECT min(t) AS t FROM (SELECT min(start) AS t FROM reading_bucket_chunks WHERE entity = ? AND start > ?
@@ -54,17 +70,12 @@ export function createBucketNextAt(db: Database.Database): (entity: number, t: n
     // A merged bucket's time is its latest part's; within one hour, a later start means a later time.
     for (let lo: number | null = t - BUCKET_MS + 1; lo !== null; ) {
       const hi: number = chunkStart(lo) + CHUNK_MS - 1;
-      const at = new Map<number, number>();
-      const put = (start: number, a: number) => {
-        if (start >= lo! && start <= hi) at.set(start, Math.max(a, at.get(start) ?? a));
-      };
-      for (const row of chunks.all(entity, chunkStart(lo), hi)) {
-        const c = openChunk(row.data, row.start);
-        c.starts.forEach((s, i) => put(s, c.ats[i]!));
+      const open = chunks.all(entity, chunkStart(lo), hi).map((row) => openChunk(row.data, row.start));
+      let found: { start: number; at: number } | undefined;
+      for (const [start, m] of partTimes(open, staged.all(entity, lo, hi), lo, hi)) {
+        if (m.at > t && (!found || start < found.start)) found = { start, at: m.at };
       }
-      for (const row of staged.all(entity, lo, hi)) put(row.start, row.at);
-      const found = [...at].filter(([, a]) => a > t).sort(([a], [b]) => a - b)[0];
-      if (found) return found[1];
+      if (found) return found.at;
       lo = later.get(entity, hi, entity, hi)?.t ?? null;
     }
     return undefined;
@@ -103,7 +114,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
     `SELECT ${stagedCols} FROM reading_buckets WHERE entity > @e AND start < @before ORDER BY entity, start LIMIT @limit`,
   );
   const stagedOldest = db.prepare<[], { t: number | null }>(`SELECT min(start) AS t FROM reading_buckets`);
-  const stagedDelete = db.prepare<[number, number]>(`DELETE FROM reading_buckets WHERE start = ? AND entity = ?`);
+  const stagedDelete = db.prepare<[number, number, number]>(`DELETE FROM reading_buckets WHERE entity = ? AND start BETWEEN ? AND ?`);
   const chunkPut = db.prepare<[number, number, number, number, number, Buffer]>(
     `INSERT INTO reading_bucket_chunks (start, entity, poll, shape, n, data) VALUES (?, ?, ?, ?, ?, ?)`,
   );
@@ -161,14 +172,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
       const hour = chunkStart(hi);
       const lo = Math.max(lowest, hour);
       const parts = partsIn(entity, lo, hi);
-      const times = new Map<number, { at: number; seen: number }>();
-      const put = (s: number, at: number, seen: number) => {
-        if (s < lo || s > hi) return;
-        const m = times.get(s);
-        if (!m || at > m.at || (at === m.at && seen >= m.seen)) times.set(s, { at, seen });
-      };
-      for (const { c } of parts.chunks) c.starts.forEach((s, i) => put(s, c.ats[i]!, c.seens[i]!));
-      for (const row of parts.staged) put(row.start, row.at, row.seen_at);
+      const times = partTimes(parts.chunks.map((p) => p.c), parts.staged, lo, hi);
       let best: number | undefined;
       for (const [s, m] of times) if (m.at <= t && m.seen <= asOf && (best === undefined || s > best)) best = s;
       if (best !== undefined) return mergedOf(parts, (s) => s === best).get(best);
@@ -265,18 +269,22 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
       const entity = rows[i]!.entity;
       const mine: StagedRow[] = [];
       for (; i < rows.length && rows[i]!.entity === entity; i++) mine.push(rows[i]!);
+      // Per hour, the starts its chunks already have. Counted once: such a start is a second part of that bucket (rows
+      // stored late).
+      const hadIn = new Map<number, Set<number>>();
       for (const run of chunkRuns(mine)) {
         const head = run[0]!;
-        // Counted once: a start some chunk of the hour already has is a second part of that bucket (rows stored late).
         const hour = chunkStart(head.start);
-        const had = new Set(chunksOf.all(entity, hour, hour + CHUNK_MS - 1).flatMap((row) => chunkOpen(row).starts));
+        let had = hadIn.get(hour);
+        if (!had) hadIn.set(hour, (had = new Set(chunksOf.all(entity, hour, hour + CHUNK_MS - 1).flatMap((row) => chunkOpen(row).starts))));
         const packed = run.map((r) => ({ start: r.start, at: r.at, seenAt: r.seen_at, vals: r.vals }));
         let from = 0;
         for (const c of encodeChunks(packed)) {
           const fresh = run.slice(from, (from += c.count)).filter((r) => !had.has(r.start)).length;
           chunkPut.run(c.first, entity, head.poll, head.shape, fresh, c.data);
         }
-        for (const b of run) stagedDelete.run(b.start, entity);
+        // A run is a stretch of the entity's staged buckets in start order: no other bucket lies between its ends.
+        stagedDelete.run(entity, head.start, run[run.length - 1]!.start);
       }
     }
     return rows.length;
