@@ -24,20 +24,32 @@ export const SLICE_MS = 8;
  */
 export const DRAIN_SLICE_MS = 1;
 
+/**
+ * How long one waiting output shortens slices at most, ms. A local scrape of 12 MB goes out in 20–60 ms; a client that
+ * reads slowly (a remote scraper on a thin link) would otherwise keep every slice at {@link DRAIN_SLICE_MS} for its
+ * whole transfer, where more turns do not make it read faster.
+ */
+export const DRAIN_MAX_MS = 1_000;
+
 let draining = 0;
 
 /**
  * Says that output waits for a socket (a write returned false) until the returned function is called (once; later
- * calls do nothing): meanwhile every slice of {@link runYielding} is at most {@link DRAIN_SLICE_MS}.
+ * calls do nothing) or `maxMs` have passed: meanwhile every slice of {@link runYielding} is at most
+ * {@link DRAIN_SLICE_MS}.
  */
-export function outputWaiting(): () => void {
+export function outputWaiting(maxMs = DRAIN_MAX_MS): () => void {
   draining++;
   let done = false;
-  return () => {
+  const release = () => {
     if (done) return;
     done = true;
+    clearTimeout(timer);
     draining--;
   };
+  const timer = setTimeout(release, maxMs);
+  timer.unref();
+  return release;
 }
 
 /** The slice to run now: `sliceMs`, or {@link DRAIN_SLICE_MS} while output waits for a socket. */

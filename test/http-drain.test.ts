@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { sendChunks } from '../src/http/respond.js';
-import { DRAIN_SLICE_MS, outputWaiting, runYielding, SLICE_MS, sliceNow, type Steps } from '../src/yielding.js';
+import { DRAIN_MAX_MS, DRAIN_SLICE_MS, outputWaiting, runYielding, SLICE_MS, sliceNow, type Steps } from '../src/yielding.js';
 import { until } from '../src/bench/until.js';
 
 const BODY = Array.from({ length: 8 }, () => Buffer.alloc(1 << 20, 0x61)); // 8 MB, far more than a socket takes at once
@@ -58,6 +58,13 @@ it('lengthens slices again when the client leaves before the end', async () => {
   await until('the held response to shorten slices', () => (sliceNow(SLICE_MS) === DRAIN_SLICE_MS ? true : undefined), 10_000, 10);
   socket.destroy();
   await until('slices to be long again after the client left', () => (sliceNow(SLICE_MS) === SLICE_MS ? true : undefined), 10_000, 10);
+});
+
+it('a client that reads slowly shortens slices for DRAIN_MAX_MS at most, not for its whole transfer', async () => {
+  const { readAll } = await pausedClient(await serve());
+  await until('the held response to shorten slices', () => (sliceNow(SLICE_MS) === DRAIN_SLICE_MS ? true : undefined), 10_000, 10);
+  await until('slices to be long again while the response still waits', () => (sliceNow(SLICE_MS) === SLICE_MS ? true : undefined), 10 * DRAIN_MAX_MS, 10);
+  expect(await readAll(), 'the response still goes out whole').toBeGreaterThan(8 << 20);
 });
 
 it('a mark released twice counts once; a slice asked shorter than the drain slice stays as asked', () => {
