@@ -24,6 +24,7 @@ import { runTimersUntil } from '../alerts/timers.js';
 import { ManualClock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { AlertEvent, PollOutcome, Reading, ReadingKind } from '../model.js';
+import { readingFields } from '../rules/reading-fields.js';
 import type { RuleBase } from '../rules/schema.js';
 import { openStore, type Store } from '../store/index.js';
 import { BUCKET_MS } from '../store/buckets.js';
@@ -65,6 +66,11 @@ export interface ReplayOptions {
   /** Called with replayed time and total time (ms) as the replay moves. */
   onProgress?: (done: number, total: number) => void;
   log?: Logger;
+  /**
+   * Which fields of each stored reading are decoded: those the rules read (default: src/rules/reading-fields.ts; the
+   * replay judges exactly as with every field), or `all`.
+   */
+  decode?: 'rules' | 'all';
 }
 
 type RunRow = Omit<StoredRunRow, 'id' | 'rejected' | 'rejected_reasons'>;
@@ -86,6 +92,7 @@ const SEEN_SLACK = 1_000;
 /** Replays [from, to] of the source store's history; see the module comment for how runs are rebuilt. */
 export function replay(opts: ReplayOptions): ReplayResult {
   const { source, from, to } = opts;
+  const fields = opts.decode === 'all' ? undefined : readingFields(opts.rules);
   // Where full-resolution history begins; before it, 5-minute buckets (runs there have no rows left to replay).
   const rawFrom = Math.max(from, source.readings.rawSince() ?? to + 1);
   const runs = source.db
@@ -233,7 +240,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
       batch = new Map();
     };
     let any = false;
-    for (const r of source.readings.iterateBuckets(from - BUCKET_MS + 1, Math.min(to, rawFrom - 1))) {
+    for (const r of source.readings.iterateBuckets(from - BUCKET_MS + 1, Math.min(to, rawFrom - 1), fields ? { fields } : {})) {
       if (r.bucket!.start !== start) {
         flush();
         start = r.bucket!.start;
@@ -249,7 +256,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
   try {
     replayBuckets();
     if (rawFrom <= to) result.resolution.push({ from: result.resolution.length ? rawFrom : from, to, resolution: 'raw' });
-    for (const r of source.readings.iterateHistory(rawFrom, to, { vanished: true })) {
+    for (const r of source.readings.iterateHistory(rawFrom, to, { vanished: true, ...(fields ? { fields } : {}) })) {
       advance(r.seen_at);
       if (r.vanished) {
         const i = runPolls.has(r.poll) ? runOf(r.poll, r.seen_at) : undefined;

@@ -8,7 +8,7 @@
 import type Database from 'better-sqlite3';
 import { chunkRuns, chunkStart, CHUNK_MS, encodeChunks, nextBucket, openChunk, skipBucket, type OpenChunk } from './bucket-chunks.js';
 import { BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
-import { Reader, unpackFields, Writer, type Shape } from './codec.js';
+import { Reader, unpackFields, Writer, type FieldPick, type Shape } from './codec.js';
 
 interface StagedRow {
   start: number;
@@ -120,14 +120,14 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
     `SELECT (SELECT min(start) FROM reading_buckets) AS a, (SELECT min(start) FROM reading_bucket_chunks) AS b`,
   );
 
-  function stagedRead(row: StagedRow): Bucket {
+  function stagedRead(row: StagedRow, pick?: FieldPick): Bucket {
     const shape = shapeOf(row.shape);
     const r = new Reader(row.vals);
-    const fields = unpackFields(shape, r, row.at);
-    return { start: row.start, at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields, ...readBucketTail(r, shape, fields, row.at) };
+    const fields = unpackFields(shape, r, row.at, pick);
+    return { start: row.start, at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields, ...readBucketTail(r, shape, fields, row.at, pick) };
   }
   const chunkOpen = (row: ChunkRow) => openChunk(row.data, row.start);
-  const chunkNext = (row: ChunkRow, c: OpenChunk) => nextBucket(c, row.poll, row.shape, shapeOf(row.shape));
+  const chunkNext = (row: ChunkRow, c: OpenChunk, pick?: FieldPick) => nextBucket(c, row.poll, row.shape, shapeOf(row.shape), pick);
 
   /** The entity's chunks and staged buckets that may hold starts in [lo, hi] (within one hour or across several). */
   function partsIn(entity: number, lo: number, hi: number) {
@@ -179,8 +179,11 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
     return undefined;
   }
 
-  /** Every bucket with from ≤ start ≤ to of the entities `keep` takes, by start then entity; an hour's chunks in memory at a time. */
-  function* iterate(from: number, to: number, keep: (entity: number) => boolean, pageSize: number): Generator<{ entity: number; b: Bucket }> {
+  /**
+   * Every bucket with from ≤ start ≤ to of the entities `keep` takes, by start then entity; an hour's chunks in memory
+   * at a time. With `pick`, each bucket holds those fields (and their extremes) only.
+   */
+  function* iterate(from: number, to: number, keep: (entity: number) => boolean, pageSize: number, pick?: FieldPick): Generator<{ entity: number; b: Bucket }> {
     for (let hour = chunkStart(from); hour <= to; hour += CHUNK_MS) {
       const next = firstFrom.get(hour, hour)?.t;
       if (next === null || next === undefined) return;
@@ -200,7 +203,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
         const parts: Array<{ entity: number; b: Bucket }> = [];
         for (const { row, c } of open) {
           while (c.next < c.starts.length && c.starts[c.next]! < start) skipBucket(c, shapeOf(row.shape));
-          if (c.starts[c.next] === start) parts.push({ entity: row.entity, b: chunkNext(row, c) });
+          if (c.starts[c.next] === start) parts.push({ entity: row.entity, b: chunkNext(row, c, pick) });
         }
         let i = 0;
         let pending: { entity: number; b: Bucket } | undefined;
@@ -216,7 +219,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
           for (const row of page) {
             if (!keep(row.entity)) continue;
             while (i < parts.length && parts[i]!.entity <= row.entity) yield* take(parts[i++]!);
-            yield* take({ entity: row.entity, b: stagedRead(row) });
+            yield* take({ entity: row.entity, b: stagedRead(row, pick) });
           }
           if (page.length < pageSize) break;
           page = stagedAt.all({ start, e: page[page.length - 1]!.entity, limit: pageSize });
