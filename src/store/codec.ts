@@ -393,7 +393,7 @@ export type FieldPick = ReadonlySet<string>;
  * What decoding a shape's readings with a pick needs, worked out once per shape and pick: the picked keys in the
  * shape's order, and for each the ordinal of its packed value (−1: its value is fixed, in `fixed`).
  */
-interface PickPlan {
+export interface PickPlan {
   keys: string[];
   ord: Int32Array;
   fixed: unknown[];
@@ -402,7 +402,8 @@ interface PickPlan {
   proto: boolean;
 }
 const pickPlans = new WeakMap<FieldPick, WeakMap<Shape, PickPlan>>();
-function pickPlanOf(shape: Shape, pick: FieldPick): PickPlan {
+/** The plan of a shape and pick (made once; a caller reading many rows may keep it by shape id, see {@link unpackPlanned}). */
+export function pickPlanOf(shape: Shape, pick: FieldPick): PickPlan {
   let byShape = pickPlans.get(pick);
   if (!byShape) pickPlans.set(pick, (byShape = new WeakMap()));
   let p = byShape.get(shape);
@@ -431,7 +432,7 @@ function pickPlanOf(shape: Shape, pick: FieldPick): PickPlan {
  * instead (for a caller that reads nothing after the values).
  */
 export function unpackFields(shape: Shape, r: Reader, at: number, pick?: FieldPick, toEnd = true): Record<string, unknown> {
-  if (pick) return unpackPicked(pickPlanOf(shape, pick), r, at, toEnd);
+  if (pick) return unpackPlanned(pickPlanOf(shape, pick), r, at, toEnd);
   const { keys, dyn, fixed, proto } = planOf(shape);
   const fields: Record<string, unknown> = {};
   const n = keys.length;
@@ -443,7 +444,8 @@ export function unpackFields(shape: Shape, r: Reader, at: number, pick?: FieldPi
   return fields;
 }
 
-function unpackPicked(p: PickPlan, r: Reader, at: number, toEnd: boolean): Record<string, unknown> {
+/** {@link unpackFields} with a pick, by its plan ({@link pickPlanOf}). */
+export function unpackPlanned(p: PickPlan, r: Reader, at: number, toEnd: boolean): Record<string, unknown> {
   const { keys, ord, fixed } = p;
   const fields: Record<string, unknown> = {};
   let next = 0; // the ordinal of the packed value the reader is at

@@ -24,7 +24,7 @@ import { chunkStart } from './bucket-chunks.js';
 import { createBucketStore } from './bucket-store.js';
 import { createRawStore, type RawRow } from './raw-store.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
-import { isPacked, packReading, packValues, Reader, shapeText, unpackFields, writeValue, Writer, type FieldPick, type Shape } from './codec.js';
+import { isPacked, packReading, packValues, pickPlanOf, Reader, shapeText, unpackFields, unpackPlanned, writeValue, Writer, type FieldPick, type PickPlan, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
 import { shapeKeyer } from './shape-key.js';
 import { StoreError } from './errors.js';
@@ -285,10 +285,25 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     return e;
   };
 
-  /** A stored row as a reading: its shape's labels and fixed fields, its packed values (with `pick`, those fields only). */
-  function rawReading(row: RawRow, e: EntityKey = entityOf(row.entity), pick?: FieldPick): HistoryReading {
-    const shape = shapeOf(row.shape);
-    const fields = unpackFields(shape, new Reader(row.vals), row.at, pick, false);
+  /**
+   * A stored row as a reading: its shape's labels and fixed fields, its packed values. With `picked`, only the fields
+   * of its pick: its plans by shape id (one map per read: a replay meets a shape per market, again and again).
+   */
+  function rawReading(row: RawRow, e: EntityKey = entityOf(row.entity), picked?: { pick: FieldPick; plans: Map<number, { shape: Shape; plan: PickPlan }> }): HistoryReading {
+    let shape: Shape;
+    let fields: Record<string, unknown>;
+    if (picked) {
+      let p = picked.plans.get(row.shape);
+      if (!p) {
+        const s = shapeOf(row.shape);
+        picked.plans.set(row.shape, (p = { shape: s, plan: pickPlanOf(s, picked.pick) }));
+      }
+      shape = p.shape;
+      fields = unpackPlanned(p.plan, new Reader(row.vals), row.at, false);
+    } else {
+      shape = shapeOf(row.shape);
+      fields = unpackFields(shape, new Reader(row.vals), row.at);
+    }
     return {
       kind: e.kind,
       entity: e.entity,
@@ -569,13 +584,13 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const keep = kindFilter(opts.kinds);
       const rows = raw.iterate(from, to, limit);
       const vanished = opts.vanished === true;
-      const pick = opts.fields;
+      const picked = opts.fields ? { pick: opts.fields, plans: new Map<number, { shape: Shape; plan: PickPlan }>() } : undefined;
       return (function* () {
         for (const page of rows) {
           for (const row of page) {
             const e = entityOf(row.entity);
             if (!keep(e)) continue;
-            if (row.shape !== VANISHED) yield rawReading(row, e, pick);
+            if (row.shape !== VANISHED) yield rawReading(row, e, picked);
             else if (vanished) yield { kind: e.kind, entity: e.entity, at: row.at, labels: {}, fields: {}, poll: polls.valueOf(row.poll) ?? '', seen_at: row.seen_at, vanished: true };
           }
         }
