@@ -92,10 +92,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
   const firstFrom = db.prepare<[number, number], { t: number | null }>(
     `SELECT min(t) AS t FROM (SELECT min(start) AS t FROM reading_bucket_chunks WHERE start >= ? UNION ALL SELECT min(start) FROM reading_buckets WHERE start >= ?)`,
   );
-  const hourChunks = db.prepare<{ from: number; to: number; e: number; id: number; limit: number }, ChunkRow>(
-    `SELECT ${chunkCols} FROM reading_bucket_chunks WHERE start BETWEEN @from AND @to AND (entity, id) > (@e, @id)
-     ORDER BY entity, id LIMIT @limit`,
-  );
+  const hourChunks = db.prepare<[number, number], ChunkRow>(`SELECT ${chunkCols} FROM reading_bucket_chunks WHERE start BETWEEN ? AND ? ORDER BY entity, id`);
   const stagedAt = db.prepare<{ start: number; e: number; limit: number }, StagedRow>(
     `SELECT ${stagedCols} FROM reading_buckets WHERE start = @start AND entity > @e ORDER BY entity LIMIT @limit`,
   );
@@ -189,14 +186,10 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
       if (next === null || next === undefined) return;
       hour = chunkStart(next);
       if (hour > to) return;
-      // The hour's chunks, opened (their values read a bucket at a time below), by entity then age.
+      // The hour's chunks, opened (their values read a bucket at a time below), by entity then age: all held at once,
+      // so read in one statement (paging them re-ran it for nothing).
       const open: Array<{ row: ChunkRow; c: OpenChunk }> = [];
-      for (let page = hourChunks.all({ from: hour, to: hour + CHUNK_MS - 1, e: -1, id: -1, limit: pageSize }); page.length > 0; ) {
-        for (const row of page) if (keep(row.entity)) open.push({ row, c: chunkOpen(row) });
-        if (page.length < pageSize) break;
-        const last = page[page.length - 1]!;
-        page = hourChunks.all({ from: hour, to: hour + CHUNK_MS - 1, e: last.entity, id: last.id, limit: pageSize });
-      }
+      for (const row of hourChunks.all(hour, hour + CHUNK_MS - 1)) if (keep(row.entity)) open.push({ row, c: chunkOpen(row) });
       const first = Math.max(hour, Math.ceil(from / BUCKET_MS) * BUCKET_MS);
       for (let start = first; start < hour + CHUNK_MS && start <= to; start += BUCKET_MS) {
         // Chunk parts of this start, by entity (a chunk's buckets before `from` are read past).
