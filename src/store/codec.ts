@@ -139,11 +139,22 @@ export class Reader {
     this.pos += k;
     return out;
   }
+  /** Moves past `k` bytes (no view made of them). */
+  skip(k: number): void {
+    if (this.pos + k > this.buf.length) throw new RangeError('packed values end early');
+    this.pos += k;
+  }
   f64(): number {
-    const b = this.bytes(8);
-    return new DataView(b.buffer, b.byteOffset, 8).getFloat64(0, true);
+    if (this.pos + 8 > this.buf.length) throw new RangeError('packed values end early');
+    // Through one scratch view: no view nor DataView made per value.
+    for (let i = 0; i < 8; i++) F64_BYTES[i] = this.buf[this.pos + i]!;
+    this.pos += 8;
+    return F64.getFloat64(0, true);
   }
 }
+
+const F64 = new DataView(new ArrayBuffer(8));
+const F64_BYTES = new Uint8Array(F64.buffer);
 
 /** Strings of zeros by count, for the trailing zeros of decimal integer strings (token amounts have 6 to 30). */
 const ZEROS = Array.from({ length: 64 }, (_, i) => '0'.repeat(i));
@@ -314,14 +325,14 @@ export function skipValue(r: Reader): void {
       r.varint();
       return;
     case T_F64:
-      r.bytes(8);
+      r.skip(8);
       return;
     case T_DIGITS:
       r.varint();
-      r.bytes(r.varint());
+      r.skip(r.varint());
       return;
     default:
-      r.bytes(r.varint());
+      r.skip(r.varint());
   }
 }
 
