@@ -205,3 +205,45 @@ describe('rows of one storage time in two chunks of an entity', () => {
     store.close();
   });
 });
+
+describe('rows added since a marker, asked once per reading kind', () => {
+  /** Two polls of an hour, the marker after the first; the hour is over (sealable) by the end of the next. */
+  const fill = (store: Store) => {
+    store.readings.savePoll('markets', [market('m1', H + 1_000, { utilization: 0.5 })], H + 2_000);
+    const marker = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e)).last()!;
+    store.readings.savePoll('markets', [market('m1', H + 3_000, { utilization: 0.6 }), market('m2', H + 3_000, { utilization: 0.7 })], H + 4_000);
+    store.readings.savePoll('positions', [{ kind: 'position', entity: 'p1', at: H + 3_500, labels: {}, fields: { value_usd: 10 } }], H + 4_000);
+    return marker;
+  };
+  const ask = (store: Store, changes: ReturnType<typeof createHistoryChanges>, marker: HistoryRowKey) => ({
+    market: changes.since(marker, 'market', Number.MAX_SAFE_INTEGER).map((r) => `${r.entity}@${r.at - H}`),
+    position: changes.since(marker, 'position', Number.MAX_SAFE_INTEGER).map((r) => `${r.entity}@${r.at - H}`),
+  });
+  const want = { market: ['m1@3000', 'm2@3000'], position: ['p1@3500'] };
+
+  it('finds them whether they are in the head or were sealed since it last asked, by this connection or another', () => {
+    const path = join(dirs.make(), 'since.db');
+    const store = openStore(path);
+    const marker = fill(store);
+    const changes = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+    expect(ask(store, changes, marker)).toEqual(want);
+    // Sealed by this connection: the same rows, now from chunks.
+    store.readings.sealHistory(H + 2 * HOUR);
+    expect((store.db.prepare(`SELECT count(*) AS n FROM reading_history`).get() as { n: number }).n).toBe(0);
+    expect(ask(store, changes, marker)).toEqual(want);
+    expect(ask(store, changes, marker)).toEqual(want);
+    store.close();
+
+    // Sealed by another connection (a daemon, while a report reads): the same again.
+    const path2 = join(dirs.make(), 'since-other.db');
+    const reader = openStore(path2);
+    const marker2 = fill(reader);
+    const changes2 = createHistoryChanges(reader.db, (k, e) => reader.readings.entityId(k, e));
+    expect(ask(reader, changes2, marker2)).toEqual(want);
+    const writer = openStore(path2);
+    writer.readings.sealHistory(H + 2 * HOUR);
+    writer.close();
+    expect(ask(reader, changes2, marker2)).toEqual(want);
+    reader.close();
+  });
+});

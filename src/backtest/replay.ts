@@ -24,6 +24,7 @@ import { runTimersUntil } from '../alerts/timers.js';
 import { ManualClock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { AlertEvent, PollOutcome, Reading, ReadingKind } from '../model.js';
+import { readingFields } from '../rules/reading-fields.js';
 import type { RuleBase } from '../rules/schema.js';
 import { openStore, type Store } from '../store/index.js';
 import { BUCKET_MS } from '../store/buckets.js';
@@ -65,6 +66,11 @@ export interface ReplayOptions {
   /** Called with replayed time and total time (ms) as the replay moves. */
   onProgress?: (done: number, total: number) => void;
   log?: Logger;
+  /**
+   * Which fields of each stored reading are decoded: those the rules read (default: src/rules/reading-fields.ts; the
+   * replay judges exactly as with every field), or `all`.
+   */
+  decode?: 'rules' | 'all';
 }
 
 type RunRow = Omit<StoredRunRow, 'id' | 'rejected' | 'rejected_reasons'>;
@@ -78,7 +84,6 @@ const POLL_KIND_OF: Record<ReadingKind, string> = {
   benchmark: 'benchmarks',
 };
 
-const key = (kind: string, entity: string) => `${kind}\u0000${entity}`;
 
 /** How long after its run's finish a row may be stamped: the poll runner stores the rows right after it. */
 const SEEN_SLACK = 1_000;
@@ -86,6 +91,7 @@ const SEEN_SLACK = 1_000;
 /** Replays [from, to] of the source store's history; see the module comment for how runs are rebuilt. */
 export function replay(opts: ReplayOptions): ReplayResult {
   const { source, from, to } = opts;
+  const fields = opts.decode === 'all' ? undefined : readingFields(opts.rules);
   // Where full-resolution history begins; before it, 5-minute buckets (runs there have no rows left to replay).
   const rawFrom = Math.max(from, source.readings.rawSince() ?? to + 1);
   const runs = source.db
@@ -117,7 +123,24 @@ export function replay(opts: ReplayOptions): ReplayResult {
 
   const state = openStore(':memory:');
   const failures = new Map<string, number>();
+  /**
+   * An entity's key in the maps below, made once per entity: the key of every reading of it is then the same string,
+   * whose hash is kept, where one built per reading was hashed anew each time (its entity name is the history's same
+   * string each time: a lookup by it is cheap).
+   */
+  const keys = new Map<string, Map<string, string>>();
+  const key = (kind: string, entity: string): string => {
+    let byEntity = keys.get(kind);
+    if (!byEntity) keys.set(kind, (byEntity = new Map()));
+    let k = byEntity.get(entity);
+    if (k === undefined) byEntity.set(entity, (k = `${kind}\u0000${entity}`));
+    return k;
+  };
   const seenBy = new Map<string, { poll: string; kind: ReadingKind; entity: string }>();
+  /** Records that `poll` returned these readings last (an entry is made anew only when its poll changes). */
+  const see = (poll: string, batch: ReadonlyMap<string, Reading>) => {
+    for (const [k, r] of batch) if (seenBy.get(k)?.poll !== poll) seenBy.set(k, { poll, kind: r.kind, entity: r.entity });
+  };
   const engine = new AlertEngine({
     store: state,
     rules: opts.rules,
@@ -179,13 +202,16 @@ export function replay(opts: ReplayOptions): ReplayResult {
     for (const r of stored?.readings ?? []) fresh.set(key(r.kind, r.entity), r);
     pending.delete(index);
     asOf = Math.max(run.finished_at, stored?.seen ?? run.finished_at);
-    const carried = new Map(carry.get(run.poll) ?? []);
-    // Entities the run no longer returned are marked in history: what is left carries forward unchanged.
-    for (const k of stored?.vanished ?? []) carried.delete(k);
     const complete = fresh.size >= run.rows;
-    const batch = complete ? fresh : new Map([...carried, ...fresh]);
+    let batch = fresh;
+    if (!complete) {
+      const carried = new Map(carry.get(run.poll) ?? []);
+      // Entities the run no longer returned are marked in history: what is left carries forward unchanged.
+      for (const k of stored?.vanished ?? []) carried.delete(k);
+      batch = new Map([...carried, ...fresh]);
+    }
     carry.set(run.poll, batch);
-    for (const [k, r] of batch) seenBy.set(k, { poll: run.poll, kind: r.kind, entity: r.entity });
+    see(run.poll, batch);
     apply({ ...base, ok: true, readings: [...batch.values()] });
   };
 
@@ -225,7 +251,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
         const carried = carry.get(poll) ?? new Map<string, Reading>();
         for (const r of readings) carried.set(key(r.kind, r.entity), r);
         carry.set(poll, carried);
-        for (const [k, r] of carried) seenBy.set(k, { poll, kind: r.kind, entity: r.entity });
+        see(poll, carried);
         const kind = POLL_KIND_OF[readings[0]!.kind] ?? readings[0]!.kind;
         collect(runTimersUntil(engine, at - 1, tx));
         apply({ poll, kind, ok: true, readings: [...carried.values()], rejected: [], started_at: at, finished_at: at });
@@ -233,7 +259,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
       batch = new Map();
     };
     let any = false;
-    for (const r of source.readings.iterateBuckets(from - BUCKET_MS + 1, Math.min(to, rawFrom - 1))) {
+    for (const r of source.readings.iterateBuckets(from - BUCKET_MS + 1, Math.min(to, rawFrom - 1), fields ? { fields } : {})) {
       if (r.bucket!.start !== start) {
         flush();
         start = r.bucket!.start;
@@ -249,7 +275,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
   try {
     replayBuckets();
     if (rawFrom <= to) result.resolution.push({ from: result.resolution.length ? rawFrom : from, to, resolution: 'raw' });
-    for (const r of source.readings.iterateHistory(rawFrom, to, { vanished: true })) {
+    for (const r of source.readings.iterateHistory(rawFrom, to, { vanished: true, ...(fields ? { fields } : {}) })) {
       advance(r.seen_at);
       if (r.vanished) {
         const i = runPolls.has(r.poll) ? runOf(r.poll, r.seen_at) : undefined;
@@ -260,7 +286,8 @@ export function replay(opts: ReplayOptions): ReplayResult {
         }
         continue;
       }
-      const reading: Reading = { kind: r.kind, entity: r.entity, at: r.at, labels: r.labels, fields: r.fields, ...(r.unreadable ? { unreadable: r.unreadable } : {}) };
+      // The history reading itself (its poll and seen_at ride along unread): no copy of each of them.
+      const reading: Reading = r;
       if (runPolls.has(r.poll)) {
         const i = runOf(r.poll, r.seen_at);
         // Stored by a run before the range: not part of it.

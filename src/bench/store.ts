@@ -6,10 +6,13 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { runBacktest } from '../backtest/run.js';
 import type { Reading } from '../model.js';
+import type { RuleBase } from '../rules/schema.js';
 import { openStore, type Store } from '../store/index.js';
 import { BUCKET_MS } from '../store/buckets.js';
 import { chunkStart, CHUNK_MS } from '../store/bucket-chunks.js';
+import { loadBenchConfig } from './config.js';
 import { MARKETS, POLL_INTERVAL_MS, marketsPoll, type Bench, type BenchContext } from './context.js';
 import { summarize, timePair } from './stats.js';
 
@@ -89,7 +92,8 @@ async function save(ctx: BenchContext): Promise<void> {
 }
 
 /**
- * Fills `store` with `polls` polls of `base`, 30 s apart, ending at `end`. The first poll goes through
+ * Fills `store` with `polls` polls of `base`, 30 s apart, ending at `end`, and records each as a run of the poll (as
+ * the poll runner does: a backtest rebuilds its polls from them). The first poll goes through
  * savePoll (into an empty store); the others copy its rows in SQL with the time columns moved (`at`, and `seen_at` where the schema
  * has it), which writes the same rows savePoll would in a fraction of the time.
  */
@@ -108,8 +112,20 @@ function fillHistory(store: Store, base: readonly Reading[], polls: number, end:
   const copy = store.db.prepare(`INSERT INTO reading_history (${cols.join(', ')}) SELECT ${select} FROM first_poll`);
   store.transaction(() => {
     for (let i = 1; i < polls; i++) copy.run({ dt: i * POLL_INTERVAL_MS });
+    for (let i = 0; i < polls; i++) {
+      const t = first + i * POLL_INTERVAL_MS;
+      store.polls.record({ poll: 'markets', kind: 'metrics', ok: true, readings: base as Reading[], rejected: [], started_at: t - 1_000, finished_at: t });
+    }
   });
   store.db.exec('DROP TABLE first_poll');
+}
+
+/** The starter rule B12 backtests: markets.yaml's utilization warning (`utilization_above`, with its annotations) as shipped. */
+const REPLAY_RULE = 'market-utilization-warning';
+
+/** The starter rules' config as the daemon loads it (nothing is polled: only the rules and alerting settings are used). */
+function starterConfig() {
+  return loadBenchConfig({ baseUrl: 'http://127.0.0.1:1', catalogUrl: 'http://127.0.0.1:1', apiKey: 'bench', dbPath: ':memory:', rules: 'starter' });
 }
 
 async function replay(ctx: BenchContext): Promise<void> {
@@ -151,6 +167,29 @@ async function replay(ctx: BenchContext): Promise<void> {
     );
     if (rows !== bareRows) throw new Error(`replay read ${rows} rows, the bare scan ${bareRows}`);
     ctx.row({ name: 'store.replay', n: `${rows.toLocaleString('en-US')} history rows`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'one-table scan + JSON.parse' });
+
+    // B12: a backtest of one rule over the same history, as `lookout backtest --rule` runs it (its polls rebuilt from
+    // the recorded runs, every reading judged by the engine), against the same bare scan.
+    const config = starterConfig();
+    const rules = config.rules.map((l) => l.rule as RuleBase);
+    let replayed = 0;
+    const b = await timePair(
+      {
+        run: () => {
+          const report = runBacktest({ store, rules, alerting: config.alerting, sourceDown: config.source_down, from: end - CHUNK_MS, to: end + 60_000, rule: REPLAY_RULE });
+          replayed = report.readings;
+        },
+      },
+      {
+        run: () => {
+          bareRows = 0;
+          for (const r of scan.iterate()) if (JSON.parse(r.reading)) bareRows++;
+        },
+      },
+      { warmup: 1, runs: 3 },
+    );
+    if (replayed !== rows) throw new Error(`the backtest replayed ${replayed} readings, history holds ${rows}`);
+    ctx.row({ name: 'backtest.replay', n: `${replayed.toLocaleString('en-US')} readings, 1 rule`, subject: summarize(b.subject), baseline: summarize(b.baseline), baselineName: 'one-table scan + JSON.parse' });
 
     // What history costs on disk: measured on an hour of polls whose every value moves, sealed, extrapolated to a day.
     const bytes = fileBytes(store.db, path);
@@ -255,5 +294,9 @@ function hourBytes(dir: string, base: readonly Reading[], name: string, move: (r
 /** The store benchmarks. */
 export const storeBenches: Bench[] = [
   { name: 'store.save', about: 'savePoll of 10,000 market readings in one transaction vs a bare one-table JSON insert', run: save },
-  { name: 'store.replay', about: 'iterateHistory over 100,000 rows (an hour of polls of 833 markets, sealed) vs a bare one-table scan + JSON.parse; DB bytes per reading, in the head and sealed', run: replay },
+  {
+    name: 'store.replay',
+    about: 'iterateHistory over 100,000 rows (an hour of polls of 833 markets, sealed), and a backtest of one starter rule over them (backtest.replay, B12), vs a bare one-table scan + JSON.parse; DB bytes per reading, in the head and sealed',
+    run: replay,
+  },
 ];

@@ -58,6 +58,11 @@ export function renderAnnotations(rule: RuleBase, reading: Reading, verdict?: Ve
   return same ? current! : out;
 }
 
+/** The top-level names a rule's annotation templates read (`market` for `{{market.chain}}`). */
+export function annotationNames(rule: RuleBase): readonly string[] {
+  return compiledOf(rule).names;
+}
+
 function countKeys(o: object): number {
   let n = 0;
   for (const _ in o) n++;

@@ -26,6 +26,8 @@ export interface KindSpec<P extends z.ZodRawShape> {
   readingKinds?(rule: RuleOf<P>): readonly ReadingKind[];
   /** Fields the rule cannot judge without (see {@link RuleKind.needs}). */
   needs?(rule: RuleOf<P>): readonly string[];
+  /** The fields of the judged reading evaluate reads (see {@link RuleKind.fields}). */
+  fields?(rule: RuleOf<P>): readonly string[];
   /** Which extreme of a bucket is the worst per field (see {@link RuleKind.worst}). */
   worst?(rule: RuleOf<P>): Readonly<Record<string, 'min' | 'max'>>;
   /** Checks of the kind's own parameters beyond the schema (e.g. clear_below < threshold). */

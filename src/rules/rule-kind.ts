@@ -82,6 +82,12 @@ export interface RuleKind<R extends RuleBase = RuleBase> extends RuleKindSchema 
    * reading with those fields in place of its last values; fields not named keep the last value.
    */
   worst?(rule: R): Readonly<Record<string, 'min' | 'max'>>;
+  /**
+   * The fields of the judged reading evaluate reads, by their top-level names (`market` for `market.chain`); history
+   * read through the view is not limited by it. A backtest decodes only these from stored history (with those its
+   * select, annotations and the engine read, src/rules/reading-fields.ts); a kind that does not say gets every field.
+   */
+  fields?(rule: R): readonly string[];
   /** Judges one reading; pure (no I/O but the history view). */
   evaluate(input: EvalInput<R>): Verdict;
 }

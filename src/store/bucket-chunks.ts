@@ -8,7 +8,7 @@
  */
 import { BUCKET_MS, readBucketTail, skipBucketValues, type Bucket } from './buckets.js';
 import { openBody, sealBody } from './chunk-form.js';
-import { Reader, unpackFields, unzig, Writer, zig, type Shape } from './codec.js';
+import { Reader, unpackFields, unzig, Writer, zig, type FieldPick, type Shape } from './codec.js';
 
 /** Width of the time a chunk covers, ms: all its buckets start within one such aligned span. */
 export const CHUNK_MS = 3_600_000;
@@ -91,13 +91,13 @@ export function openChunk(data: Uint8Array, first: number): OpenChunk {
   return c;
 }
 
-/** Reads the chunk's next bucket; `poll`, `shapeId` and `shape` are its row's. */
-export function nextBucket(c: OpenChunk, poll: number, shapeId: number, shape: Shape): Bucket {
+/** Reads the chunk's next bucket; `poll`, `shapeId` and `shape` are its row's; with `pick`, only those fields (codec.ts FieldPick). */
+export function nextBucket(c: OpenChunk, poll: number, shapeId: number, shape: Shape, pick?: FieldPick): Bucket {
   const i = c.next++;
   if (i >= c.starts.length) throw new RangeError('bucket chunk read past its last bucket');
   const at = c.ats[i]!;
-  const fields = unpackFields(shape, c.values, at);
-  return { start: c.starts[i]!, at, seenAt: c.seens[i]!, poll, shape: shapeId, fields, ...readBucketTail(c.values, shape, fields, at) };
+  const fields = unpackFields(shape, c.values, at, pick);
+  return { start: c.starts[i]!, at, seenAt: c.seens[i]!, poll, shape: shapeId, fields, ...readBucketTail(c.values, shape, fields, at, pick) };
 }
 
 /** Reads past the chunk's next bucket without building it. */

@@ -8,7 +8,7 @@
 import type Database from 'better-sqlite3';
 import { chunkRuns, chunkStart, CHUNK_MS, encodeChunks, nextBucket, openChunk, skipBucket, type OpenChunk } from './bucket-chunks.js';
 import { BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
-import { Reader, unpackFields, Writer, type Shape } from './codec.js';
+import { Reader, unpackFields, Writer, type FieldPick, type Shape } from './codec.js';
 
 interface StagedRow {
   start: number;
@@ -103,10 +103,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
   const firstFrom = db.prepare<[number, number], { t: number | null }>(
     `SELECT min(t) AS t FROM (SELECT min(start) AS t FROM reading_bucket_chunks WHERE start >= ? UNION ALL SELECT min(start) FROM reading_buckets WHERE start >= ?)`,
   );
-  const hourChunks = db.prepare<{ from: number; to: number; e: number; id: number; limit: number }, ChunkRow>(
-    `SELECT ${chunkCols} FROM reading_bucket_chunks WHERE start BETWEEN @from AND @to AND (entity, id) > (@e, @id)
-     ORDER BY entity, id LIMIT @limit`,
-  );
+  const hourChunks = db.prepare<[number, number], ChunkRow>(`SELECT ${chunkCols} FROM reading_bucket_chunks WHERE start BETWEEN ? AND ? ORDER BY entity, id`);
   const stagedAt = db.prepare<{ start: number; e: number; limit: number }, StagedRow>(
     `SELECT ${stagedCols} FROM reading_buckets WHERE start = @start AND entity > @e ORDER BY entity LIMIT @limit`,
   );
@@ -131,14 +128,14 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
     `SELECT (SELECT min(start) FROM reading_buckets) AS a, (SELECT min(start) FROM reading_bucket_chunks) AS b`,
   );
 
-  function stagedRead(row: StagedRow): Bucket {
+  function stagedRead(row: StagedRow, pick?: FieldPick): Bucket {
     const shape = shapeOf(row.shape);
     const r = new Reader(row.vals);
-    const fields = unpackFields(shape, r, row.at);
-    return { start: row.start, at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields, ...readBucketTail(r, shape, fields, row.at) };
+    const fields = unpackFields(shape, r, row.at, pick);
+    return { start: row.start, at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields, ...readBucketTail(r, shape, fields, row.at, pick) };
   }
   const chunkOpen = (row: ChunkRow) => openChunk(row.data, row.start);
-  const chunkNext = (row: ChunkRow, c: OpenChunk) => nextBucket(c, row.poll, row.shape, shapeOf(row.shape));
+  const chunkNext = (row: ChunkRow, c: OpenChunk, pick?: FieldPick) => nextBucket(c, row.poll, row.shape, shapeOf(row.shape), pick);
 
   /** The entity's chunks and staged buckets that may hold starts in [lo, hi] (within one hour or across several). */
   function partsIn(entity: number, lo: number, hi: number) {
@@ -183,28 +180,27 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
     return undefined;
   }
 
-  /** Every bucket with from ≤ start ≤ to of the entities `keep` takes, by start then entity; an hour's chunks in memory at a time. */
-  function* iterate(from: number, to: number, keep: (entity: number) => boolean, pageSize: number): Generator<{ entity: number; b: Bucket }> {
+  /**
+   * Every bucket with from ≤ start ≤ to of the entities `keep` takes, by start then entity; an hour's chunks in memory
+   * at a time. With `pick`, each bucket holds those fields (and their extremes) only.
+   */
+  function* iterate(from: number, to: number, keep: (entity: number) => boolean, pageSize: number, pick?: FieldPick): Generator<{ entity: number; b: Bucket }> {
     for (let hour = chunkStart(from); hour <= to; hour += CHUNK_MS) {
       const next = firstFrom.get(hour, hour)?.t;
       if (next === null || next === undefined) return;
       hour = chunkStart(next);
       if (hour > to) return;
-      // The hour's chunks, opened (their values read a bucket at a time below), by entity then age.
+      // The hour's chunks, opened (their values read a bucket at a time below), by entity then age: all held at once,
+      // so read in one statement (paging them re-ran it for nothing).
       const open: Array<{ row: ChunkRow; c: OpenChunk }> = [];
-      for (let page = hourChunks.all({ from: hour, to: hour + CHUNK_MS - 1, e: -1, id: -1, limit: pageSize }); page.length > 0; ) {
-        for (const row of page) if (keep(row.entity)) open.push({ row, c: chunkOpen(row) });
-        if (page.length < pageSize) break;
-        const last = page[page.length - 1]!;
-        page = hourChunks.all({ from: hour, to: hour + CHUNK_MS - 1, e: last.entity, id: last.id, limit: pageSize });
-      }
+      for (const row of hourChunks.all(hour, hour + CHUNK_MS - 1)) if (keep(row.entity)) open.push({ row, c: chunkOpen(row) });
       const first = Math.max(hour, Math.ceil(from / BUCKET_MS) * BUCKET_MS);
       for (let start = first; start < hour + CHUNK_MS && start <= to; start += BUCKET_MS) {
         // Chunk parts of this start, by entity (a chunk's buckets before `from` are read past).
         const parts: Array<{ entity: number; b: Bucket }> = [];
         for (const { row, c } of open) {
           while (c.next < c.starts.length && c.starts[c.next]! < start) skipBucket(c, shapeOf(row.shape));
-          if (c.starts[c.next] === start) parts.push({ entity: row.entity, b: chunkNext(row, c) });
+          if (c.starts[c.next] === start) parts.push({ entity: row.entity, b: chunkNext(row, c, pick) });
         }
         let i = 0;
         let pending: { entity: number; b: Bucket } | undefined;
@@ -220,7 +216,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
           for (const row of page) {
             if (!keep(row.entity)) continue;
             while (i < parts.length && parts[i]!.entity <= row.entity) yield* take(parts[i++]!);
-            yield* take({ entity: row.entity, b: stagedRead(row) });
+            yield* take({ entity: row.entity, b: stagedRead(row, pick) });
           }
           if (page.length < pageSize) break;
           page = stagedAt.all({ start, e: page[page.length - 1]!.entity, limit: pageSize });

@@ -5,7 +5,7 @@
  * This module is the pure part: folding readings into a bucket and packing a bucket's values.
  */
 import { setOwn } from '../own.js';
-import { numeric, readValue, skipValue, writeValue, type Reader, type Shape, type Writer } from './codec.js';
+import { numeric, readValue, skipValue, writeValue, type FieldPick, type Reader, type Shape, type Writer } from './codec.js';
 
 /** Width of a bucket, ms. */
 export const BUCKET_MS = 5 * 60_000;
@@ -132,15 +132,27 @@ export function writeBucketValues(w: Writer, shape: Shape, b: Bucket): void {
   w.varint(b.n);
 }
 
-/** Reads the extremes and count that follow the last reading's values (see {@link writeBucketValues}). */
-export function readBucketTail(r: Reader, shape: Shape, fields: Record<string, unknown>, at: number): Pick<Bucket, 'min' | 'max' | 'n'> {
+/**
+ * Reads the extremes and count that follow the last reading's values (see {@link writeBucketValues}); with `pick`, the
+ * extremes of the picked fields only (`fields` holds their last values), the others read past.
+ */
+export function readBucketTail(r: Reader, shape: Shape, fields: Record<string, unknown>, at: number, pick?: FieldPick): Pick<Bucket, 'min' | 'max' | 'n'> {
   const min: Record<string, unknown> = {};
   const max: Record<string, unknown> = {};
   for (let i = 0; i < shape.keys.length; i++) {
     if (!shape.dyn[i]) continue;
     const k = shape.keys[i]!;
     const flag = r.byte();
-    if (flag === 1) {
+    if (pick && !pick.has(k)) {
+      if (flag === 1) {
+        skipValue(r);
+        skipValue(r);
+      } else if (flag === 2) {
+        r.byte();
+        r.varint();
+        r.varint();
+      }
+    } else if (flag === 1) {
       setOwn(min, k, readValue(r, at));
       setOwn(max, k, readValue(r, at));
     } else if (flag === 2) {

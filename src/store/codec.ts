@@ -139,11 +139,22 @@ export class Reader {
     this.pos += k;
     return out;
   }
+  /** Moves past `k` bytes (no view made of them). */
+  skip(k: number): void {
+    if (this.pos + k > this.buf.length) throw new RangeError('packed values end early');
+    this.pos += k;
+  }
   f64(): number {
-    const b = this.bytes(8);
-    return new DataView(b.buffer, b.byteOffset, 8).getFloat64(0, true);
+    if (this.pos + 8 > this.buf.length) throw new RangeError('packed values end early');
+    // Through one scratch view: no view nor DataView made per value.
+    for (let i = 0; i < 8; i++) F64_BYTES[i] = this.buf[this.pos + i]!;
+    this.pos += 8;
+    return F64.getFloat64(0, true);
   }
 }
+
+const F64 = new DataView(new ArrayBuffer(8));
+const F64_BYTES = new Uint8Array(F64.buffer);
 
 /** Strings of zeros by count, for the trailing zeros of decimal integer strings (token amounts have 6 to 30). */
 const ZEROS = Array.from({ length: 64 }, (_, i) => '0'.repeat(i));
@@ -314,14 +325,14 @@ export function skipValue(r: Reader): void {
       r.varint();
       return;
     case T_F64:
-      r.bytes(8);
+      r.skip(8);
       return;
     case T_DIGITS:
       r.varint();
-      r.bytes(r.varint());
+      r.skip(r.varint());
       return;
     default:
-      r.bytes(r.varint());
+      r.skip(r.varint());
   }
 }
 
@@ -383,8 +394,56 @@ function planOf(shape: Shape): Plan {
   return p;
 }
 
-/** The fields of a reading from its shape and packed values (the reader is left after the last value). */
-export function unpackFields(shape: Shape, r: Reader, at: number): Record<string, unknown> {
+/**
+ * Which fields of a reading a read builds: these top-level names (a reader that judges `utilization` needs no token
+ * amounts decoded); every field when a read is given none. Sets are compared by identity: one pick per replay.
+ */
+export type FieldPick = ReadonlySet<string>;
+
+/**
+ * What decoding a shape's readings with a pick needs, worked out once per shape and pick: the picked keys in the
+ * shape's order, and for each the ordinal of its packed value (−1: its value is fixed, in `fixed`).
+ */
+export interface PickPlan {
+  keys: string[];
+  ord: Int32Array;
+  fixed: unknown[];
+  /** Packed values in all (to read past those after the last picked one). */
+  packed: number;
+  proto: boolean;
+}
+const pickPlans = new WeakMap<FieldPick, WeakMap<Shape, PickPlan>>();
+/** The plan of a shape and pick (made once; a caller reading many rows may keep it by shape id, see {@link unpackPlanned}). */
+export function pickPlanOf(shape: Shape, pick: FieldPick): PickPlan {
+  let byShape = pickPlans.get(pick);
+  if (!byShape) pickPlans.set(pick, (byShape = new WeakMap()));
+  let p = byShape.get(shape);
+  if (!p) {
+    const keys: string[] = [];
+    const ord: number[] = [];
+    const fixed: unknown[] = [];
+    let packed = 0;
+    shape.keys.forEach((k, i) => {
+      if (pick.has(k)) {
+        keys.push(k);
+        ord.push(shape.dyn[i] ? packed : -1);
+        fixed.push(shape.dyn[i] ? undefined : shape.fixed[k]);
+      }
+      if (shape.dyn[i]) packed++;
+    });
+    p = { keys, ord: Int32Array.from(ord), fixed, packed, proto: keys.includes('__proto__') };
+    byShape.set(shape, p);
+  }
+  return p;
+}
+
+/**
+ * The fields of a reading from its shape and packed values (the reader is left after the last value). With `pick`,
+ * only the picked fields, the others' values read past; `toEnd` false leaves the reader after the last picked value
+ * instead (for a caller that reads nothing after the values).
+ */
+export function unpackFields(shape: Shape, r: Reader, at: number, pick?: FieldPick, toEnd = true): Record<string, unknown> {
+  if (pick) return unpackPlanned(pickPlanOf(shape, pick), r, at, toEnd);
   const { keys, dyn, fixed, proto } = planOf(shape);
   const fields: Record<string, unknown> = {};
   const n = keys.length;
@@ -393,6 +452,27 @@ export function unpackFields(shape: Shape, r: Reader, at: number): Record<string
     return fields;
   }
   for (let i = 0; i < n; i++) fields[keys[i]!] = dyn[i] ? readValue(r, at) : fixed[i];
+  return fields;
+}
+
+/** {@link unpackFields} with a pick, by its plan ({@link pickPlanOf}). */
+export function unpackPlanned(p: PickPlan, r: Reader, at: number, toEnd: boolean): Record<string, unknown> {
+  const { keys, ord, fixed } = p;
+  const fields: Record<string, unknown> = {};
+  let next = 0; // the ordinal of the packed value the reader is at
+  for (let i = 0; i < keys.length; i++) {
+    const o = ord[i]!;
+    let v: unknown;
+    if (o < 0) v = fixed[i];
+    else {
+      for (; next < o; next++) skipValue(r);
+      v = readValue(r, at);
+      next++;
+    }
+    if (p.proto) setOwn(fields, keys[i]!, v);
+    else fields[keys[i]!] = v;
+  }
+  if (toEnd) for (; next < p.packed; next++) skipValue(r);
   return fields;
 }
 

@@ -46,6 +46,22 @@ export function createHistoryChanges(db: Database.Database, entityId: (kind: Rea
   );
   const entityText = db.prepare<[number], { value: string }>(`SELECT value FROM history_entities WHERE id = ?`);
   const nextBucket = createBucketNextAt(db);
+  // What this connection and others have written: a row sealed since is found again only while neither moved.
+  const written = db.prepare<[], { c: number; v: number }>(`SELECT total_changes() AS c, (SELECT data_version FROM pragma_data_version) AS v`);
+  type Sealed = HistoryRowKey & { value: string };
+  let sealedMemo: { after: HistoryRowKey; c: number; v: number; rows: Sealed[] } | undefined;
+  /**
+   * Rows sealed into chunks after `after` (any time), in no particular order. The memo asks once per reading kind on
+   * each sync with the same row: the chunks are opened (inflated) once for all kinds, until history is written again.
+   */
+  const sealedSince = (after: HistoryRowKey): Sealed[] => {
+    const w = written.get()!;
+    const m = sealedMemo;
+    if (m && m.c === w.c && m.v === w.v && m.after.seen_at === after.seen_at && m.after.entity === after.entity && m.after.at === after.at && m.after.poll === after.poll) return m.rows;
+    const rows = raw.sealedSince(after, Number.MAX_SAFE_INTEGER).map((k) => ({ ...k, value: entityText.get(k.entity)!.value }));
+    sealedMemo = { after: { ...after }, c: w.c, v: w.v, rows };
+    return rows;
+  };
   return {
     last: raw.last,
     has: raw.has,
@@ -53,9 +69,9 @@ export function createHistoryChanges(db: Database.Database, entityId: (kind: Rea
       const from = after ?? { seen_at: Number.MIN_SAFE_INTEGER, entity: 0, at: 0, poll: 0 };
       let rows: Array<HistoryRowKey & { value: string }> = since.all(from.seen_at, from.entity, from.at, from.poll, before);
       // Rows sealed into chunks since (only when `after` is older than the hours sealed by now).
-      const sealed = raw.sealedSince(from, before);
+      const sealed = sealedSince(from).filter((r) => r.at < before);
       if (sealed.length > 0) {
-        rows = [...sealed.map((k) => ({ ...k, value: entityText.get(k.entity)!.value })), ...rows].sort((x, y) => (keyBefore(x, y) ? -1 : keyBefore(y, x) ? 1 : 0));
+        rows = [...sealed, ...rows].sort((x, y) => (keyBefore(x, y) ? -1 : keyBefore(y, x) ? 1 : 0));
       }
       const out: Array<{ entity: string; at: number }> = [];
       for (const r of rows) {

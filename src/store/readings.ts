@@ -24,7 +24,7 @@ import { chunkStart } from './bucket-chunks.js';
 import { createBucketStore } from './bucket-store.js';
 import { createRawStore, type RawRow } from './raw-store.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
-import { isPacked, packReading, packValues, Reader, shapeText, unpackFields, writeValue, Writer, type Shape } from './codec.js';
+import { isPacked, packReading, packValues, pickPlanOf, Reader, shapeText, unpackFields, unpackPlanned, writeValue, Writer, type FieldPick, type PickPlan, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
 import { shapeKeyer } from './shape-key.js';
 import { StoreError } from './errors.js';
@@ -117,10 +117,15 @@ export interface ReadingsRepo {
    * Every full-resolution history row with from ≤ seen_at ≤ to in the order polls stored them (ties by entity, time,
    * poll); read in pages so memory stays bounded and the connection is free for other statements between pages. With
    * `vanished`, also a marker (`vanished: true`, no fields) where an entity the poll returned last time was missing.
+   * With `fields`, each reading holds only those of its fields (the others are not decoded: a backtest of a rule that
+   * reads one field decodes that one; src/rules/reading-fields.ts says which a set of rules reads).
    */
-  iterateHistory(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; vanished?: boolean }): IterableIterator<HistoryReading>;
-  /** Every bucket with from ≤ start ≤ to, by start then entity; each reading carries `bucket`. */
-  iterateBuckets(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number }): IterableIterator<HistoryReading>;
+  iterateHistory(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; vanished?: boolean; fields?: FieldPick }): IterableIterator<HistoryReading>;
+  /**
+   * Every bucket with from ≤ start ≤ to, by start then entity; each reading carries `bucket`. With `fields` (as for
+   * iterateHistory), each holds only those fields and their extremes.
+   */
+  iterateBuckets(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; fields?: FieldPick }): IterableIterator<HistoryReading>;
   /** The small integer history rows name the entity by, or undefined when none was ever stored. */
   entityId(kind: ReadingKind, entity: string): number | undefined;
   /** The earliest time full-resolution history covers: the oldest row's storage time, null when there is none. */
@@ -280,10 +285,25 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     return e;
   };
 
-  /** A stored row as a reading: its shape's labels and fixed fields, its packed values. */
-  function rawReading(row: RawRow, e: EntityKey = entityOf(row.entity)): HistoryReading {
-    const shape = shapeOf(row.shape);
-    const fields = unpackFields(shape, new Reader(row.vals), row.at);
+  /**
+   * A stored row as a reading: its shape's labels and fixed fields, its packed values. With `picked`, only the fields
+   * of its pick: its plans by shape id (one map per read: a replay meets a shape per market, again and again).
+   */
+  function rawReading(row: RawRow, e: EntityKey = entityOf(row.entity), picked?: { pick: FieldPick; plans: Map<number, { shape: Shape; plan: PickPlan }> }): HistoryReading {
+    let shape: Shape;
+    let fields: Record<string, unknown>;
+    if (picked) {
+      let p = picked.plans.get(row.shape);
+      if (!p) {
+        const s = shapeOf(row.shape);
+        picked.plans.set(row.shape, (p = { shape: s, plan: pickPlanOf(s, picked.pick) }));
+      }
+      shape = p.shape;
+      fields = unpackPlanned(p.plan, new Reader(row.vals), row.at, false);
+    } else {
+      shape = shapeOf(row.shape);
+      fields = unpackFields(shape, new Reader(row.vals), row.at);
+    }
     return {
       kind: e.kind,
       entity: e.entity,
@@ -564,12 +584,13 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const keep = kindFilter(opts.kinds);
       const rows = raw.iterate(from, to, limit);
       const vanished = opts.vanished === true;
+      const picked = opts.fields ? { pick: opts.fields, plans: new Map<number, { shape: Shape; plan: PickPlan }>() } : undefined;
       return (function* () {
         for (const page of rows) {
           for (const row of page) {
             const e = entityOf(row.entity);
             if (!keep(e)) continue;
-            if (row.shape !== VANISHED) yield rawReading(row, e);
+            if (row.shape !== VANISHED) yield rawReading(row, e, picked);
             else if (vanished) yield { kind: e.kind, entity: e.entity, at: row.at, labels: {}, fields: {}, poll: polls.valueOf(row.poll) ?? '', seen_at: row.seen_at, vanished: true };
           }
         }
@@ -579,7 +600,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const limit = Math.max(1, opts.pageSize ?? 2000);
       const keep = kindFilter(opts.kinds);
       return (function* () {
-        for (const { entity, b } of buckets.iterate(from, to, (id) => keep(entityOf(id)), limit)) yield bucketReading(b, entityOf(entity));
+        for (const { entity, b } of buckets.iterate(from, to, (id) => keep(entityOf(id)), limit, opts.fields)) yield bucketReading(b, entityOf(entity));
       })();
     },
     entityId,

@@ -16,6 +16,7 @@ export const priceDeviation = defineKind({
   reads: ['market'],
   context: ['deviation', 'oracle_price', 'service_price'],
   needs: () => ['oracle_price', 'service_price'],
+  fields: () => ['oracle_price_scaled', 'service_price'],
   params: { max_deviation: positive },
   evaluate({ rule, reading, lean }) {
     if (reading.kind !== 'market') return notMine('market', reading);

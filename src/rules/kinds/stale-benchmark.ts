@@ -41,6 +41,7 @@ export const staleBenchmark = defineKind({
   reads: ['benchmark'],
   context: ['reason', 'age', 'incomplete_for', 'day', 'max_age'],
   needs: () => ['isStale', 'isComplete'],
+  fields: () => ['day', 'isStale', 'isComplete'],
   params: {
     max_age: positiveDuration.default(36 * 3_600_000),
     incomplete_for: duration.default(6 * 3_600_000),
