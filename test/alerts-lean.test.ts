@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprint } from '../src/alerts/lifecycle.js';
 import { utilizationAbove } from '../src/rules/kinds/utilization-above.js';
 import { ruleKinds } from '../src/rules/registry.js';
-import type { RuleKind } from '../src/rules/rule-kind.js';
+import type { Reading } from '../src/model.js';
+import type { EvalInput, HistoryView, RuleKind } from '../src/rules/rule-kind.js';
 import { drive, engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
 
 const dirs = tempDirs();
@@ -59,6 +60,25 @@ describe('lean verdicts in the engine', () => {
     // b fired: its next verdict is described, whatever it is; a resolved alert is no longer active.
     expect(poll(1, 0.5, 0.5)).toEqual([['a', true], ['b', false]]);
     expect(poll(2, 0.5, 0.5)).toEqual([['a', true], ['b', true]]);
+    store.close();
+  });
+});
+
+describe('the evaluate input the engine reuses', () => {
+  it('holds neither the last reading nor the poll’s history once the poll is judged', () => {
+    const store = tempStore(dirs);
+    const seen: Array<{ input: EvalInput; reading: Reading; history: HistoryView }> = [];
+    const kind = utilizationAbove as RuleKind;
+    const recording: RuleKind = { ...kind, evaluate: (input) => (seen.push({ input, reading: input.reading, history: input.history }), kind.evaluate(input)) };
+    const kinds = ruleKinds.map((k) => (k.kind === recording.kind ? recording : k));
+    const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })], { kinds });
+    drive(store, engine, outcome('markets', 'metrics', [market('a', T0, { utilization: 0.5 }), market('b', T0, { utilization: 0.95 })], T0));
+    expect(seen.map((s) => s.reading.entity)).toEqual(['a', 'b']);
+    // One object filled anew for each call (see EvalInput): once the poll is judged it must not keep the poll's
+    // readings (50,000 positions) or its history view (the look-backs it cached) alive until the next poll.
+    const { input, history } = seen[1]!;
+    expect(input.reading).toBeUndefined();
+    expect(input.history).not.toBe(history);
     store.close();
   });
 });

@@ -304,7 +304,7 @@ export class AlertEngine {
           flap_window: rule.flap_window ?? a.flap_window,
         },
         maxAge: rule.max_reading_age,
-        input: { rule, reading: undefined as unknown as Reading, now: 0, history: this.sources.history, active: false, lean: true },
+        input: { rule, reading: NO_READING, now: 0, history: this.sources.history, active: false, lean: true },
       });
     }
     this.byName = new Map(this.rules.map((r) => [r.rule.name, r]));
@@ -395,6 +395,23 @@ export class AlertEngine {
     // The maps are the kept copy's, brought up to date by every save (apply): read them, never set them here.
     const tracked = this.rows.forRules(rules.map((c) => c.rule.name));
     const history = this.memo ? syncedOnFirstUse(this.memo) : cachedHistory(this.sources.history);
+    try {
+      yield* this.judgeRules(rules, outcome, now, out, tracked, history);
+    } finally {
+      // The inputs are kept for the next poll: they must not keep this one's readings and look-backs alive meanwhile.
+      for (const c of rules) forget(c.input, this.sources.history);
+    }
+  }
+
+  /** {@link judge}'s pass over the rules that read the poll. */
+  private *judgeRules(
+    rules: readonly CompiledRule[],
+    outcome: PollOutcome,
+    now: number,
+    out: EngineResult,
+    tracked: Map<string, ReadonlyMap<string, TrackedAlert>>,
+    history: HistoryView,
+  ): Steps<void> {
     const rejected = new Set(outcome.rejected.map((r) => r.entity).filter((e): e is string => e !== undefined));
     let lastSeen: Set<string> | undefined;
     let visited = 0;
@@ -489,6 +506,16 @@ export class AlertEngine {
       return { status: 'data_error', reason: 'evaluate_failed' };
     }
   }
+}
+
+/** What an evaluate input holds between calls: no reading (it is filled anew for each call). */
+const NO_READING = undefined as unknown as Reading;
+
+/** Empties an evaluate input between polls: the engine's own history view in place of the poll's, no reading. */
+function forget(input: EvalInput, history: HistoryView): EvalInput {
+  input.reading = NO_READING;
+  input.history = history;
+  return input;
 }
 
 const pairKey = (a: string, b: string): string => `${a}\u0000${b}`;
