@@ -551,27 +551,44 @@ export function describeAlert(rule: RuleBase, reading: Reading, verdict: Verdict
 }
 
 const OWN_LABELS = new Set(['rule', 'alertname', 'severity']);
-// Labels are plain data (spread or parsed): every own member is enumerable, and Object.hasOwn is the fast test.
-const hasOwn = (o: object, k: string): boolean => Object.hasOwn(o, k);
 
-/** Whether `labels` holds exactly what {@link describeAlert} would build for the reading, without building it. */
+/** A rule's own labels as {@link sameLabels} compares them: worked out once per rule, not on every call. */
+interface RuleLabels {
+  /** The rule's labels but rule, alertname and severity (which the rule's name and severity win over), in order. */
+  keys: readonly string[];
+  values: readonly string[];
+  /** Label keys a reading's value of is not kept: the three above and the rule's own. */
+  over: ReadonlySet<string>;
+}
+
+const ruleLabelsOf = new WeakMap<RuleBase, RuleLabels>();
+
+function ruleLabels(rule: RuleBase): RuleLabels {
+  let m = ruleLabelsOf.get(rule);
+  if (!m) {
+    const entries = Object.entries(rule.labels ?? {}).filter(([k]) => !OWN_LABELS.has(k));
+    m = { keys: entries.map(([k]) => k), values: entries.map(([, v]) => v), over: new Set([...OWN_LABELS, ...entries.map(([k]) => k)]) };
+    ruleLabelsOf.set(rule, m);
+  }
+  return m;
+}
+
+/**
+ * Whether `labels` holds exactly what {@link describeAlert} would build for the reading, without building it. Label
+ * values are strings, and no plain object inherits a string member: a value equal to the one wanted is the object's own.
+ */
 function sameLabels(labels: Readonly<Record<string, string>>, rule: RuleBase, reading: Reading): boolean {
-  if (!hasOwn(labels, 'rule') || labels.rule !== rule.name || labels.alertname !== rule.name || labels.severity !== rule.severity) return false;
-  if (!hasOwn(labels, 'alertname') || !hasOwn(labels, 'severity')) return false;
-  const extra = rule.labels;
-  let n = OWN_LABELS.size;
-  for (const k in reading.labels) {
-    if (OWN_LABELS.has(k) || (extra !== undefined && hasOwn(extra, k))) continue;
-    if (!hasOwn(labels, k) || labels[k] !== reading.labels[k]) return false;
+  if (labels.rule !== rule.name || labels.alertname !== rule.name || labels.severity !== rule.severity) return false;
+  const { keys, values, over } = ruleLabels(rule);
+  let n = OWN_LABELS.size + keys.length;
+  const from = reading.labels;
+  for (const k in from) {
+    if (over.has(k)) continue;
+    const v = labels[k];
+    if (v === undefined || v !== from[k]) return false;
     n++;
   }
-  if (extra !== undefined) {
-    for (const k in extra) {
-      if (OWN_LABELS.has(k)) continue;
-      if (!hasOwn(labels, k) || labels[k] !== extra[k]) return false;
-      n++;
-    }
-  }
+  for (let i = 0; i < keys.length; i++) if (labels[keys[i]!] !== values[i]) return false;
   for (const _ in labels) n--;
   return n === 0;
 }
