@@ -18,7 +18,7 @@ import type { RuleBase } from '../rules/schema.js';
 import { selectTest, type Select } from '../rules/select.js';
 import { createHistoryChanges } from '../store/history-changes.js';
 import type { Store } from '../store/index.js';
-import { fingerprint, isActive, newAlert, step, type AlertDescription, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
+import { breachInPlace, breachKeepsStanding, cloneAlert, fingerprint, isActive, newAlert, step, type AlertDescription, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
 import { createAlertRepo, type AlertRepo } from './repo.js';
 import { builtinDescription, SOURCE_DOWN, WATCHDOG, WATCHDOG_ENTITY } from './builtin.js';
 import { HistoryMemo } from './history-memo.js';
@@ -243,7 +243,8 @@ export class AlertEngine {
       };
       this.rows.save({ alert, cleared_at: null }, prev, now);
       this.opts.log.info('alert_adopted', { rule: f.rule, entity: f.entity, since: new Date(f.startsAt).toISOString() });
-      taken.push(alert);
+      // A copy: the engine's own changes the alerts it keeps in place (see breachInPlace).
+      taken.push(cloneAlert(alert));
     }
     return taken;
   }
@@ -476,10 +477,19 @@ export class AlertEngine {
   /** Steps the alert of a judged reading that has one or may get one. */
   private judged(c: CompiledRule, reading: Reading, verdict: Verdict, prev: TrackedAlert | undefined, s: JudgeScope): void {
     const { rule } = c;
+    s.judged.add(reading.entity);
+    if (prev !== undefined && verdict.status === 'breach' && breachKeepsStanding(prev, s.now, c.settings, rule)) {
+      // Most active alerts of an incident, every poll: no transition, so no step, signal, describer or copy.
+      const d = describeAlert(rule, reading, verdict, prev.alert);
+      if (d.labels === prev.alert.labels) {
+        const annotations = d.annotations !== prev.alert.annotations;
+        if (breachInPlace(prev, verdict, reading.at, num(reading.fields.block), s.now, d.annotations)) this.rows.saveMoving(prev, annotations, s.now);
+        return;
+      }
+    }
     const describe = (current: Readonly<AlertDescription>) => describeAlert(rule, reading, verdict, current);
     const signal: Signal = { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe };
     this.apply(prev, signal, s.now, c.settings, { ...s.id, entity: reading.entity }, s.out);
-    s.judged.add(reading.entity);
   }
 
   private evaluate(c: CompiledRule, reading: Reading, now: number, history: HistoryView, active: boolean): Verdict {
