@@ -13,7 +13,7 @@ import { renderAnnotations } from '../rules/annotations.js';
 import { num } from '../rules/coerce.js';
 import { ruleReads } from '../rules/define.js';
 import { ruleKinds } from '../rules/registry.js';
-import { judgedReading, type EvalInput, type HistoryView, type RuleKind, type Verdict } from '../rules/rule-kind.js';
+import { explained, judgedReading, type EvalInput, type HistoryView, type RuleKind, type Verdict } from '../rules/rule-kind.js';
 import type { RuleBase } from '../rules/schema.js';
 import { selectTest, type Select } from '../rules/select.js';
 import { createHistoryChanges } from '../store/history-changes.js';
@@ -305,7 +305,7 @@ export class AlertEngine {
           flap_window: rule.flap_window ?? a.flap_window,
         },
         maxAge: rule.max_reading_age,
-        input: { rule, reading: NO_READING, now: 0, history: this.sources.history, active: false, lean: true },
+        input: { rule, reading: NO_READING, now: 0, history: this.sources.history, active: false },
       });
     }
     this.byName = new Map(this.rules.map((r) => [r.rule.name, r]));
@@ -480,16 +480,30 @@ export class AlertEngine {
     s.judged.add(reading.entity);
     if (prev !== undefined && verdict.status === 'breach' && breachKeepsStanding(prev, s.now, c.settings, rule)) {
       // Most active alerts of an incident, every poll: no transition, so no step, signal, describer or copy.
-      const d = describeAlert(rule, reading, verdict, prev.alert);
+      const d = this.describe(c, reading, verdict, prev.alert);
       if (d.labels === prev.alert.labels) {
         const annotations = d.annotations !== prev.alert.annotations;
         if (breachInPlace(prev, verdict, reading.at, num(reading.fields.block), s.now, d.annotations)) this.rows.saveMoving(prev, annotations, s.now);
         return;
       }
     }
-    const describe = (current: Readonly<AlertDescription>) => describeAlert(rule, reading, verdict, current);
+    const describe = (current: Readonly<AlertDescription>) => this.describe(c, reading, verdict, current);
     const signal: Signal = { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe };
     this.apply(prev, signal, s.now, c.settings, { ...s.id, entity: reading.entity }, s.out);
+  }
+
+  /**
+   * Describes the alert of a reading just judged (`c.input` still holds it): its verdict explained by the kind first,
+   * the only place the engine asks for a context (see {@link RuleKind.explain}).
+   */
+  private describe(c: CompiledRule, reading: Reading, verdict: Verdict, current: Readonly<AlertDescription>): AlertDescription {
+    try {
+      explained(c.kind, c.input, verdict);
+    } catch (err) {
+      // The annotations then show what they can without it: a kind's fault is not the poll's.
+      this.opts.log.error('alert_explain_failed', { rule: c.rule.name, entity: reading.entity, err });
+    }
+    return describeAlert(c.rule, reading, verdict, current);
   }
 
   private evaluate(c: CompiledRule, reading: Reading, now: number, history: HistoryView, active: boolean): Verdict {
@@ -508,8 +522,6 @@ export class AlertEngine {
       input.now = now;
       input.history = history;
       input.active = active;
-      // No alert active: an `ok` verdict is only counted, never described, so its context would be garbage.
-      input.lean = !active;
       return c.kind.evaluate(input);
     } catch (err) {
       this.opts.log.error('alert_evaluate_failed', { rule: c.rule.name, entity: reading.entity, err });
