@@ -45,13 +45,16 @@ describe('contexts in the engine', () => {
     store.close();
   });
 
-  it('asks a kind for a context exactly where it describes an alert: a breach, or any verdict of an active alert', () => {
+  it('asks a kind for a context exactly where it describes an alert (a breach, or any verdict of an active alert) whose annotations show it', () => {
     const store = tempStore(dirs);
     const explainedFor: string[] = [];
     const kind = utilizationAbove as RuleKind;
     const recording: RuleKind = { ...kind, explain: (input, v) => (explainedFor.push(`${input.reading.entity} ${v.status}`), kind.explain!(input, v)) };
     const kinds = ruleKinds.map((k) => (k.kind === recording.kind ? recording : k));
-    const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', threshold: 0.9 })], { kinds });
+    const shows = rule({ name: 'util', kind: 'utilization_above', threshold: 0.9, clear_below: 0.8, annotations: { summary: 'clears below {{ clear_below | pct }}' } });
+    // The same condition, its annotations reading no name of the kind's context: its alerts are described without one.
+    const silent = rule({ name: 'util-plain', kind: 'utilization_above', threshold: 0.9, clear_below: 0.8, annotations: { summary: '{{ entity }} at {{ value | pct }}' } });
+    const engine = engineFor(store, [shows, silent], { kinds });
     const poll = (i: number, a: number, b: number) => {
       explainedFor.length = 0;
       drive(store, engine, outcome('markets', 'metrics', [market('a', T0 + i * MIN, { utilization: a }), market('b', T0 + i * MIN, { utilization: b })], T0 + i * MIN));
@@ -64,6 +67,7 @@ describe('contexts in the engine', () => {
     // Firing again and judged again in breach (the alert kept in place): described, so explained, each time.
     expect(poll(3, 0.5, 0.96)).toEqual(['b breach']);
     expect(poll(4, 0.5, 0.97)).toEqual(['b breach']);
+    expect(engine.repo.get(fingerprint('util-plain', 'b'))?.annotations.summary).toBe('b at 97%');
     store.close();
   });
 

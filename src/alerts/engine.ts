@@ -9,7 +9,7 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Alert, AlertEvent, PollOutcome, Reading, ReadingKind, Severity } from '../model.js';
-import { renderAnnotations } from '../rules/annotations.js';
+import { annotationNames, renderAnnotations } from '../rules/annotations.js';
 import { num } from '../rules/coerce.js';
 import { ruleReads } from '../rules/define.js';
 import { ruleKinds } from '../rules/registry.js';
@@ -116,6 +116,8 @@ interface CompiledRule {
   worst: Readonly<Record<string, 'min' | 'max'>> | undefined;
   settings: LifecycleSettings;
   maxAge: number | undefined;
+  /** Whether the rule's annotations read any name of the kind's context: else describing an alert needs none. */
+  explains: boolean;
   /**
    * The input of every evaluate of this rule, filled anew for each call (kinds keep nothing of it, see
    * {@link EvalInput}): one object a verdict, 70,000 a poll, was a quarter of a calm poll's garbage.
@@ -305,6 +307,7 @@ export class AlertEngine {
           flap_window: rule.flap_window ?? a.flap_window,
         },
         maxAge: rule.max_reading_age,
+        explains: typeof kind.explain === 'function' && annotationNames(rule).some((n) => kind.context.includes(n)),
         input: { rule, reading: NO_READING, now: 0, history: this.sources.history, active: false },
       });
     }
@@ -479,11 +482,13 @@ export class AlertEngine {
     const { rule } = c;
     s.judged.add(reading.entity);
     if (prev !== undefined && verdict.status === 'breach' && breachKeepsStanding(prev, s.now, c.settings, rule)) {
-      // Most active alerts of an incident, every poll: no transition, so no step, signal, describer or copy.
-      const d = this.describe(c, reading, verdict, prev.alert);
-      if (d.labels === prev.alert.labels) {
-        const annotations = d.annotations !== prev.alert.annotations;
-        if (breachInPlace(prev, verdict, reading.at, num(reading.fields.block), s.now, d.annotations)) this.rows.saveMoving(prev, annotations, s.now);
+      // Most active alerts of an incident, every poll: no transition, so no step, signal, describer or copy. Described
+      // as describeAlert does, without its object: the labels must be the alert's own, the annotations may move.
+      const a = prev.alert;
+      if (sameLabels(a.labels, rule, reading)) {
+        const annotations = renderAnnotations(rule, reading, this.explain(c, reading, verdict), a.annotations);
+        const moved = annotations !== a.annotations;
+        if (breachInPlace(prev, verdict, reading.at, num(reading.fields.block), s.now, annotations)) this.rows.saveMoving(prev, moved, s.now);
         return;
       }
     }
@@ -497,13 +502,19 @@ export class AlertEngine {
    * the only place the engine asks for a context (see {@link RuleKind.explain}).
    */
   private describe(c: CompiledRule, reading: Reading, verdict: Verdict, current: Readonly<AlertDescription>): AlertDescription {
+    return describeAlert(c.rule, reading, this.explain(c, reading, verdict), current);
+  }
+
+  /** The verdict explained by its kind where the rule's annotations show its context (`c.input` still holds the reading). */
+  private explain(c: CompiledRule, reading: Reading, verdict: Verdict): Verdict {
+    if (!c.explains) return verdict;
     try {
-      explained(c.kind, c.input, verdict);
+      return explained(c.kind, c.input, verdict);
     } catch (err) {
       // The annotations then show what they can without it: a kind's fault is not the poll's.
       this.opts.log.error('alert_explain_failed', { rule: c.rule.name, entity: reading.entity, err });
+      return verdict;
     }
-    return describeAlert(c.rule, reading, verdict, current);
   }
 
   private evaluate(c: CompiledRule, reading: Reading, now: number, history: HistoryView, active: boolean): Verdict {

@@ -64,6 +64,11 @@ export function renderAnnotations(rule: RuleBase, reading: Reading, verdict?: Ve
   return out ?? current!;
 }
 
+/** The top-level names a rule's annotation templates read (`labels` for `labels.chain`). */
+export function annotationNames(rule: RuleBase): readonly string[] {
+  return compiledOf(rule).names;
+}
+
 function countKeys(o: object): number {
   let n = 0;
   for (const _ in o) n++;
