@@ -63,7 +63,7 @@ export interface RuleKind<R extends RuleBase = RuleBase> extends RuleKindSchema 
   description: string;
   /** Which readings it can judge (for `threshold`, every kind: {@link RuleKind.readingKinds} narrows it per rule). */
   reads: readonly ReadingKind[];
-  /** The `context` keys its verdicts carry, usable in annotation templates. */
+  /** The keys of the `context` its verdicts carry once explained ({@link explain}), usable in annotation templates. */
   context: readonly string[];
   /** Which readings this particular rule judges; defaults to {@link RuleKind.reads}. */
   readingKinds?(rule: R): readonly ReadingKind[];
