@@ -32,6 +32,12 @@ describe('describeAlert with the current description', () => {
     const moved = describeAlert(r, reading, breach(0.98), current);
     expect(moved.annotations).toEqual(describeAlert(r, reading, breach(0.98)).annotations);
     expect(moved.annotations).not.toBe(current.annotations);
+    // The text that changed after one that did not: the new object holds both.
+    const later = { ...r, annotations: { chain: '{{ labels.chain }}', summary: '{{ value | pct }}' } };
+    const before = describeAlert(later, reading, breach(0.97));
+    const after = describeAlert(later, reading, breach(0.98), before);
+    expect(after.annotations).toEqual({ chain: 'base', summary: '98%' });
+    expect(after.annotations).toEqual(describeAlert(later, reading, breach(0.98)).annotations);
     for (const odd of [{ ...current.annotations, extra: 'x' }, { summary: current.annotations.summary! }] as Array<Record<string, string>>) {
       const fresh = describeAlert(r, reading, breach(0.97), { labels: current.labels, annotations: odd });
       expect(fresh.annotations).toEqual(current.annotations);

@@ -1,7 +1,7 @@
 /** Shared fixtures for the rule tests: readings, a HistoryView over an array, and rules parsed through the real schema. */
 import type { Reading, ReadingKind } from '../src/model.js';
 import { ruleSchema } from '../src/config/load.js';
-import { historyOf, type HistoryView, type RuleKind, type Verdict } from '../src/rules/rule-kind.js';
+import { evaluateExplained, historyOf, type HistoryView, type RuleKind, type Verdict } from '../src/rules/rule-kind.js';
 
 export { historyOf };
 import type { RuleBase } from '../src/rules/schema.js';
@@ -64,12 +64,12 @@ export function rule(raw: Record<string, unknown>): RuleBase {
   return r.data;
 }
 
-/** Evaluates `reading` with `kind` and `rule` (now = NOW, no history, inactive unless given). */
+/** Evaluates `reading` with `kind` and `rule` (now = NOW, no history, inactive unless given), the verdict with its context. */
 export function judge(
   kind: RuleKind,
   r: RuleBase,
   reading: Reading,
   opts: { now?: number; history?: HistoryView; active?: boolean } = {},
 ): Verdict {
-  return kind.evaluate({ rule: r, reading, now: opts.now ?? NOW, history: opts.history ?? noHistory, active: opts.active ?? false });
+  return evaluateExplained(kind, { rule: r, reading, now: opts.now ?? NOW, history: opts.history ?? noHistory, active: opts.active ?? false });
 }

@@ -1,13 +1,13 @@
 /**
- * `lean` verdicts: asked with `lean: true` every rule kind gives the verdict it gives without, except that an `ok`
- * verdict may leave out its `context` (the engine asks so for entities without an active alert: 70,000 readings a
- * poll, whose context nothing reads). Every kind with a context is here, with a reading it finds ok and one it finds
- * a breach.
+ * Contexts are made in one place: a kind's `evaluate` gives no `context` (70,000 verdicts a poll, whose context
+ * nothing reads), and `explained` adds the kind's `explain` where a verdict is shown (the engine, for an alert it
+ * describes; `lookout notify render`). Every kind with a context is here, with a reading it finds ok and one it finds
+ * a breach, and the verdicts with the contexts each kind gave before contexts moved to `explain`.
  */
 import { describe, expect, it } from 'vitest';
 import type { Reading } from '../src/model.js';
 import { ruleKinds } from '../src/rules/registry.js';
-import type { HistoryView, RuleKind } from '../src/rules/rule-kind.js';
+import { evaluateExplained, explained, type HistoryView, type Verdict } from '../src/rules/rule-kind.js';
 import type { RuleBase } from '../src/rules/schema.js';
 import { benchmark, historyOf, HOUR, market, noHistory, NOW, position, rule } from './rules-helpers.js';
 
@@ -34,29 +34,67 @@ const cases: Record<string, Case> = {
   stale_benchmark: { rule: rule({ kind: 'stale_benchmark' }), ok: benchmark({ day: NOW - 24 * HOUR }), breach: benchmark({ isStale: true }) },
 };
 
-describe('lean verdicts', () => {
-  it('has a case for every rule kind whose verdicts carry a context', () => {
-    expect(ruleKinds.filter((k) => k.context.length > 0).map((k) => k.kind).sort()).toEqual(Object.keys(cases).sort());
+/** What each kind's `evaluate` gave with its context (without `lean`) before contexts moved to `explain`, active or not. */
+const before: Record<string, { ok: Verdict; breach: Verdict }> = {
+  utilization_above: {
+    ok: { status: 'ok', value: 0.5, threshold: 0.9, context: { utilization: 0.5, clear_below: 0.8 } },
+    breach: { status: 'breach', value: 0.95, threshold: 0.9, context: { utilization: 0.95, clear_below: 0.8 } },
+  },
+  apy_jump: {
+    ok: { status: 'ok', value: 0.051, threshold: 0.02, previous: 0.05, context: { change: 0.000999999999999994, change_rel: 0.01999999999999988, field: 'borrow_apy', window: 3600, direction: 'up', apy: 0.051 } },
+    breach: { status: 'breach', value: 0.2, threshold: 0.02, previous: 0.05, context: { change: 0.15000000000000002, change_rel: 3.0000000000000004, field: 'borrow_apy', window: 3600, direction: 'up', apy: 0.2 } },
+  },
+  oracle_lag: {
+    ok: { status: 'ok', value: 3600, threshold: 7200, context: { lag: 3600, max_lag: 7200, heartbeat: null } },
+    breach: { status: 'breach', value: 10800, threshold: 7200, context: { lag: 10800, max_lag: 7200, heartbeat: null } },
+  },
+  unverified_position: {
+    ok: { status: 'ok', value: 50000, threshold: 10000, context: { verified: true, value_usd: 50000 } },
+    breach: { status: 'breach', value: 50000, threshold: 10000, context: { verified: false, value_usd: 50000 } },
+  },
+  stale_benchmark: {
+    ok: { status: 'ok', value: 86400, threshold: 129600, context: { age: 86400, incomplete_for: null, day: 1736856000000, max_age: 129600, reason: null } },
+    breach: { status: 'breach', value: 129600, threshold: 129600, context: { age: 129600, incomplete_for: null, day: 1736812800000, max_age: 129600, reason: 'stale' } },
+  },
+  threshold: {
+    ok: { status: 'ok', value: 0.5, threshold: 0.9, context: { field: 'utilization', op: '>' } },
+    breach: { status: 'breach', value: 0.95, threshold: 0.9, context: { field: 'utilization', op: '>' } },
+  },
+  price_deviation: {
+    ok: { status: 'ok', value: 0.0009999999999998899, threshold: 0.01, context: { deviation: 0.0009999999999998899, oracle_price: 1.001, service_price: 1 } },
+    breach: { status: 'breach', value: 0.050000000000000044, threshold: 0.01, context: { deviation: 0.050000000000000044, oracle_price: 1.05, service_price: 1 } },
+  },
+};
+
+describe('contexts made only where a verdict is shown', () => {
+  it('has a case for every rule kind whose verdicts carry a context, and each of them explains', () => {
+    const withContext = ruleKinds.filter((k) => k.context.length > 0);
+    expect(withContext.map((k) => k.kind).sort()).toEqual(Object.keys(cases).sort());
+    expect(withContext.filter((k) => typeof k.explain !== 'function').map((k) => k.kind)).toEqual([]);
   });
 
   for (const kind of ruleKinds.filter((k) => k.context.length > 0)) {
-    it(`${kind.kind}: an ok verdict without its context, a breach whole; the rest as without lean`, () => {
+    it(`${kind.kind}: evaluate gives no context; explained, the verdict with the context the kind gave before`, () => {
       const c = cases[kind.kind]!;
-      const judge = (k: RuleKind, reading: Reading, lean: boolean | undefined, active = false) =>
-        k.evaluate({ rule: c.rule, reading, now: NOW, history: c.history ?? noHistory, active, ...(lean === undefined ? {} : { lean }) });
       for (const active of [false, true]) {
-        const full = judge(kind, c.ok, undefined, active);
-        expect(full.status).toBe('ok');
-        expect(judge(kind, c.ok, false, active)).toEqual(full);
-        const lean = judge(kind, c.ok, true, active);
-        expect(lean.status === 'ok' && lean.context).toBeUndefined();
-        expect(lean).toEqual({ ...full, context: undefined });
-
-        const breach = judge(kind, c.breach, undefined, active);
-        expect(breach.status).toBe('breach');
-        expect(breach.status === 'breach' && breach.context).toBeDefined();
-        expect(judge(kind, c.breach, true, active)).toEqual(breach);
+        for (const which of ['ok', 'breach'] as const) {
+          const input = { rule: c.rule, reading: c[which], now: NOW, history: c.history ?? noHistory, active };
+          const bare = kind.evaluate(input);
+          expect(bare.status).toBe(which);
+          expect('context' in bare).toBe(false);
+          expect(evaluateExplained(kind, input)).toEqual(before[kind.kind]![which]);
+          // The verdict object itself is completed, and an explained one is left as it is.
+          const v = kind.evaluate(input);
+          expect(explained(kind, input, v)).toBe(v);
+          expect(explained(kind, input, v)).toEqual(before[kind.kind]![which]);
+        }
       }
     });
   }
+
+  it('a wait or data_error verdict is not explained', () => {
+    const c = cases.apy_jump!;
+    const wait = evaluateExplained(ruleKinds.find((k) => k.kind === 'apy_jump')!, { rule: c.rule, reading: c.ok, now: NOW, history: noHistory, active: false });
+    expect(wait).toEqual({ status: 'wait', reason: 'no reading 3600s old yet' });
+  });
 });

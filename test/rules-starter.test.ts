@@ -6,6 +6,7 @@ import { loadConfigText } from '../src/config/load.js';
 import type { Reading } from '../src/model.js';
 import { renderAnnotations } from '../src/rules/annotations.js';
 import { getRuleKind } from '../src/rules/registry.js';
+import { evaluateExplained } from '../src/rules/rule-kind.js';
 import { matchesSelect } from '../src/rules/select.js';
 import { ruleReads } from '../src/rules/define.js';
 import { benchmark, historyOf, HOUR, market, NOW, position } from './rules-helpers.js';
@@ -106,7 +107,7 @@ describe('starter rules on realistic readings', () => {
   ])('annotations of $rule', ({ rule: name, reading, summary, description }) => {
     const r = rules.find((x) => x.name === name)!;
     const history = historyOf([pair('USDC', 'WETH', { borrow_apy: 0.04 }, NOW - HOUR)]);
-    const verdict = getRuleKind(r.kind)!.evaluate({ rule: r, reading, now: NOW, history, active: false });
+    const verdict = evaluateExplained(getRuleKind(r.kind)!, { rule: r, reading, now: NOW, history, active: false });
     expect(verdict.status).toBe('breach');
     expect(renderAnnotations(r, reading, verdict)).toEqual({ summary, description });
   });

@@ -9,16 +9,16 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Alert, AlertEvent, PollOutcome, Reading, ReadingKind, Severity } from '../model.js';
-import { renderAnnotations } from '../rules/annotations.js';
+import { annotationNames, renderAnnotations } from '../rules/annotations.js';
 import { num } from '../rules/coerce.js';
 import { ruleReads } from '../rules/define.js';
 import { ruleKinds } from '../rules/registry.js';
-import { judgedReading, type EvalInput, type HistoryView, type RuleKind, type Verdict } from '../rules/rule-kind.js';
+import { explained, judgedReading, type EvalInput, type HistoryView, type RuleKind, type Verdict } from '../rules/rule-kind.js';
 import type { RuleBase } from '../rules/schema.js';
 import { selectTest, type Select } from '../rules/select.js';
 import { createHistoryChanges } from '../store/history-changes.js';
 import type { Store } from '../store/index.js';
-import { fingerprint, isActive, newAlert, step, type AlertDescription, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
+import { breachInPlace, breachKeepsStanding, cloneAlert, fingerprint, isActive, newAlert, step, type AlertDescription, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
 import { createAlertRepo, type AlertRepo } from './repo.js';
 import { builtinDescription, SOURCE_DOWN, WATCHDOG, WATCHDOG_ENTITY } from './builtin.js';
 import { HistoryMemo } from './history-memo.js';
@@ -116,6 +116,8 @@ interface CompiledRule {
   worst: Readonly<Record<string, 'min' | 'max'>> | undefined;
   settings: LifecycleSettings;
   maxAge: number | undefined;
+  /** Whether the rule's annotations read any name of the kind's context: else describing an alert needs none. */
+  explains: boolean;
   /**
    * The input of every evaluate of this rule, filled anew for each call (kinds keep nothing of it, see
    * {@link EvalInput}): one object a verdict, 70,000 a poll, was a quarter of a calm poll's garbage.
@@ -243,7 +245,8 @@ export class AlertEngine {
       };
       this.rows.save({ alert, cleared_at: null }, prev, now);
       this.opts.log.info('alert_adopted', { rule: f.rule, entity: f.entity, since: new Date(f.startsAt).toISOString() });
-      taken.push(alert);
+      // A copy: the engine's own changes the alerts it keeps in place (see breachInPlace).
+      taken.push(cloneAlert(alert));
     }
     return taken;
   }
@@ -304,7 +307,8 @@ export class AlertEngine {
           flap_window: rule.flap_window ?? a.flap_window,
         },
         maxAge: rule.max_reading_age,
-        input: { rule, reading: undefined as unknown as Reading, now: 0, history: this.sources.history, active: false, lean: true },
+        explains: typeof kind.explain === 'function' && annotationNames(rule).some((n) => kind.context.includes(n)),
+        input: { rule, reading: NO_READING, now: 0, history: this.sources.history, active: false },
       });
     }
     this.byName = new Map(this.rules.map((r) => [r.rule.name, r]));
@@ -395,6 +399,23 @@ export class AlertEngine {
     // The maps are the kept copy's, brought up to date by every save (apply): read them, never set them here.
     const tracked = this.rows.forRules(rules.map((c) => c.rule.name));
     const history = this.memo ? syncedOnFirstUse(this.memo) : cachedHistory(this.sources.history);
+    try {
+      yield* this.judgeRules(rules, outcome, now, out, tracked, history);
+    } finally {
+      // The inputs are kept for the next poll: they must not keep this one's readings and look-backs alive meanwhile.
+      for (const c of rules) forget(c.input, this.sources.history);
+    }
+  }
+
+  /** {@link judge}'s pass over the rules that read the poll. */
+  private *judgeRules(
+    rules: readonly CompiledRule[],
+    outcome: PollOutcome,
+    now: number,
+    out: EngineResult,
+    tracked: Map<string, ReadonlyMap<string, TrackedAlert>>,
+    history: HistoryView,
+  ): Steps<void> {
     const rejected = new Set(outcome.rejected.map((r) => r.entity).filter((e): e is string => e !== undefined));
     let lastSeen: Set<string> | undefined;
     let visited = 0;
@@ -459,10 +480,41 @@ export class AlertEngine {
   /** Steps the alert of a judged reading that has one or may get one. */
   private judged(c: CompiledRule, reading: Reading, verdict: Verdict, prev: TrackedAlert | undefined, s: JudgeScope): void {
     const { rule } = c;
-    const describe = (current: Readonly<AlertDescription>) => describeAlert(rule, reading, verdict, current);
+    s.judged.add(reading.entity);
+    if (prev !== undefined && verdict.status === 'breach' && breachKeepsStanding(prev, s.now, c.settings, rule)) {
+      // Most active alerts of an incident, every poll: no transition, so no step, signal, describer or copy. Described
+      // as describeAlert does, without its object: the labels must be the alert's own, the annotations may move.
+      const a = prev.alert;
+      if (sameLabels(a.labels, rule, reading)) {
+        const annotations = renderAnnotations(rule, reading, this.explain(c, reading, verdict), a.annotations);
+        const moved = annotations !== a.annotations;
+        if (breachInPlace(prev, verdict, reading.at, num(reading.fields.block), s.now, annotations)) this.rows.saveMoving(prev, moved, s.now);
+        return;
+      }
+    }
+    const describe = (current: Readonly<AlertDescription>) => this.describe(c, reading, verdict, current);
     const signal: Signal = { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe };
     this.apply(prev, signal, s.now, c.settings, { ...s.id, entity: reading.entity }, s.out);
-    s.judged.add(reading.entity);
+  }
+
+  /**
+   * Describes the alert of a reading just judged (`c.input` still holds it): its verdict explained by the kind first,
+   * the only place the engine asks for a context (see {@link RuleKind.explain}).
+   */
+  private describe(c: CompiledRule, reading: Reading, verdict: Verdict, current: Readonly<AlertDescription>): AlertDescription {
+    return describeAlert(c.rule, reading, this.explain(c, reading, verdict), current);
+  }
+
+  /** The verdict explained by its kind where the rule's annotations show its context (`c.input` still holds the reading). */
+  private explain(c: CompiledRule, reading: Reading, verdict: Verdict): Verdict {
+    if (!c.explains) return verdict;
+    try {
+      return explained(c.kind, c.input, verdict);
+    } catch (err) {
+      // The annotations then show what they can without it: a kind's fault is not the poll's.
+      this.opts.log.error('alert_explain_failed', { rule: c.rule.name, entity: reading.entity, err });
+      return verdict;
+    }
   }
 
   private evaluate(c: CompiledRule, reading: Reading, now: number, history: HistoryView, active: boolean): Verdict {
@@ -481,14 +533,22 @@ export class AlertEngine {
       input.now = now;
       input.history = history;
       input.active = active;
-      // No alert active: an `ok` verdict is only counted, never described, so its context would be garbage.
-      input.lean = !active;
       return c.kind.evaluate(input);
     } catch (err) {
       this.opts.log.error('alert_evaluate_failed', { rule: c.rule.name, entity: reading.entity, err });
       return { status: 'data_error', reason: 'evaluate_failed' };
     }
   }
+}
+
+/** What an evaluate input holds between calls: no reading (it is filled anew for each call). */
+const NO_READING = undefined as unknown as Reading;
+
+/** Empties an evaluate input between polls: the engine's own history view in place of the poll's, no reading. */
+function forget(input: EvalInput, history: HistoryView): EvalInput {
+  input.reading = NO_READING;
+  input.history = history;
+  return input;
 }
 
 const pairKey = (a: string, b: string): string => `${a}\u0000${b}`;
@@ -524,27 +584,44 @@ export function describeAlert(rule: RuleBase, reading: Reading, verdict: Verdict
 }
 
 const OWN_LABELS = new Set(['rule', 'alertname', 'severity']);
-// Labels are plain data (spread or parsed): every own member is enumerable, and Object.hasOwn is the fast test.
-const hasOwn = (o: object, k: string): boolean => Object.hasOwn(o, k);
 
-/** Whether `labels` holds exactly what {@link describeAlert} would build for the reading, without building it. */
+/** A rule's own labels as {@link sameLabels} compares them: worked out once per rule, not on every call. */
+interface RuleLabels {
+  /** The rule's labels but rule, alertname and severity (which the rule's name and severity win over), in order. */
+  keys: readonly string[];
+  values: readonly string[];
+  /** Label keys a reading's value of is not kept: the three above and the rule's own. */
+  over: ReadonlySet<string>;
+}
+
+const ruleLabelsOf = new WeakMap<RuleBase, RuleLabels>();
+
+function ruleLabels(rule: RuleBase): RuleLabels {
+  let m = ruleLabelsOf.get(rule);
+  if (!m) {
+    const entries = Object.entries(rule.labels ?? {}).filter(([k]) => !OWN_LABELS.has(k));
+    m = { keys: entries.map(([k]) => k), values: entries.map(([, v]) => v), over: new Set([...OWN_LABELS, ...entries.map(([k]) => k)]) };
+    ruleLabelsOf.set(rule, m);
+  }
+  return m;
+}
+
+/**
+ * Whether `labels` holds exactly what {@link describeAlert} would build for the reading, without building it. Label
+ * values are strings, and no plain object inherits a string member: a value equal to the one wanted is the object's own.
+ */
 function sameLabels(labels: Readonly<Record<string, string>>, rule: RuleBase, reading: Reading): boolean {
-  if (!hasOwn(labels, 'rule') || labels.rule !== rule.name || labels.alertname !== rule.name || labels.severity !== rule.severity) return false;
-  if (!hasOwn(labels, 'alertname') || !hasOwn(labels, 'severity')) return false;
-  const extra = rule.labels;
-  let n = OWN_LABELS.size;
-  for (const k in reading.labels) {
-    if (OWN_LABELS.has(k) || (extra !== undefined && hasOwn(extra, k))) continue;
-    if (!hasOwn(labels, k) || labels[k] !== reading.labels[k]) return false;
+  if (labels.rule !== rule.name || labels.alertname !== rule.name || labels.severity !== rule.severity) return false;
+  const { keys, values, over } = ruleLabels(rule);
+  let n = OWN_LABELS.size + keys.length;
+  const from = reading.labels;
+  for (const k in from) {
+    if (over.has(k)) continue;
+    const v = labels[k];
+    if (v === undefined || v !== from[k]) return false;
     n++;
   }
-  if (extra !== undefined) {
-    for (const k in extra) {
-      if (OWN_LABELS.has(k)) continue;
-      if (!hasOwn(labels, k) || labels[k] !== extra[k]) return false;
-      n++;
-    }
-  }
+  for (let i = 0; i < keys.length; i++) if (labels[keys[i]!] !== values[i]) return false;
   for (const _ in labels) n--;
   return n === 0;
 }

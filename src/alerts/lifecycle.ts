@@ -165,12 +165,7 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
         a.last_eval_at = now;
         break; // a dormant alert judged fine again: nothing to record
       }
-      a.last_eval_at = now;
-      a.previous_value = v.previous !== undefined ? finite(v.previous) : a.value;
-      a.value = finite(v.value);
-      a.threshold = finite(v.threshold);
-      a.data_at = signal.data_at ?? a.data_at;
-      a.block = signal.block ?? a.block;
+      takeReading(a, v, signal.data_at, signal.block, now);
       a.kind = input.identity.kind;
       a.severity = input.identity.severity;
       if (signal.describe) {
@@ -236,6 +231,66 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
   }
   const next = { alert: a, cleared_at: s.clearedAt };
   return dataError !== undefined ? { next, events: s.events, dataError } : { next, events: s.events };
+}
+
+/** The columns a judged reading moves, from its verdict: evaluation time, value, threshold, previous value, data time, block. */
+function takeReading(a: Alert, v: Extract<Verdict, { status: 'breach' | 'ok' }>, dataAt: number | null | undefined, block: number | null | undefined, now: number): void {
+  a.last_eval_at = now;
+  a.previous_value = v.previous !== undefined ? finite(v.previous) : a.value;
+  a.value = finite(v.value);
+  a.threshold = finite(v.threshold);
+  a.data_at = dataAt ?? a.data_at;
+  a.block = block ?? a.block;
+}
+
+/**
+ * Whether a breach verdict leaves the standing of `t` alone — its state, times, flapping, kind and severity (the
+ * labels are the caller's to compare): a firing alert, or a pending one still short of its `for`, not flapping. What
+ * {@link step} then does moves only the columns of a judged reading, and no event: {@link breachInPlace} does it
+ * without a step's copies. In an incident that is nearly every active alert of every poll (issue 14, B4).
+ */
+export function breachKeepsStanding(t: TrackedAlert, now: number, settings: LifecycleSettings, identity: Pick<AlertIdentity, 'kind' | 'severity'>): boolean {
+  const a = t.alert;
+  if (a.flapping || a.kind !== identity.kind || a.severity !== identity.severity) return false;
+  if (a.state === 'firing') return true;
+  return a.state === 'pending' && (a.pending_since === null || now - a.pending_since < settings.for);
+}
+
+/**
+ * A breach verdict applied to `t` itself, as {@link step} applies it where {@link breachKeepsStanding} holds (the
+ * caller checked, and that the labels are the alert's own): the moving columns and the annotations given. Changes
+ * `t` in place: for the engine's own copy of its rows only (src/alerts/tracked-rows.ts). Returns whether any column
+ * took a new value.
+ */
+export function breachInPlace(
+  t: TrackedAlert,
+  v: Extract<Verdict, { status: 'breach' | 'ok' }>,
+  dataAt: number | null | undefined,
+  block: number | null | undefined,
+  now: number,
+  annotations: Record<string, string>,
+): boolean {
+  const a = t.alert;
+  // What the moving columns held (locals, no copy), to tell whether any moved: as the repository compares them.
+  const { value, threshold, previous_value, peak, data_at, block: blockWas, last_eval_at, absent_polls } = a;
+  const clearedAt = t.cleared_at;
+  takeReading(a, v, dataAt, block, now);
+  a.absent_polls = 0;
+  a.peak = morePeak(a.peak, a.value, a.threshold);
+  t.cleared_at = null;
+  const changed =
+    annotations !== a.annotations ||
+    value !== a.value ||
+    threshold !== a.threshold ||
+    previous_value !== a.previous_value ||
+    peak !== a.peak ||
+    data_at !== a.data_at ||
+    blockWas !== a.block ||
+    last_eval_at !== a.last_eval_at ||
+    absent_polls !== a.absent_polls ||
+    clearedAt !== t.cleared_at;
+  a.annotations = annotations;
+  return changed;
 }
 
 /**

@@ -51,6 +51,12 @@ export interface AlertRepo {
    * whether it wrote.
    */
   saveTracked(t: TrackedAlert, prev?: TrackedAlert): boolean;
+  /**
+   * For the engine: writes the columns a judged reading moves (value, threshold, previous value, peak, data time,
+   * block, evaluation time, absent polls, `cleared_at`; the annotations when `annotations` says they changed) of an
+   * alert whose standing is as stored: what {@link saveTracked} writes for it, without comparing it with the row.
+   */
+  saveMoving(t: TrackedAlert, annotations: boolean): void;
   /** Forgets an alert without a transition (its entity moved to another replica). */
   remove(fingerprint: string): void;
   /**
@@ -258,6 +264,10 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
     `UPDATE alert_moving SET value = ?, threshold = ?, previous_value = ?, peak = ?, data_at = ?, block = ?, last_eval_at = ?,
        absent_polls = ?, annotations = coalesce(?, annotations), cleared_at = ? WHERE fingerprint = ?`,
   );
+  const writeMoving = (t: TrackedAlert, annotations: boolean): void => {
+    const a = t.alert;
+    moved.run(finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, annotations ? JSON.stringify(a.annotations) : null, t.cleared_at, a.fingerprint);
+  };
   const getOne = db.prepare<[string], AlertRow>(`SELECT ${COLS} FROM alerts WHERE fingerprint = ?`);
   const listAll = db.prepare<{ states: string | null; rule: string | null }, AlertRow>(
     `SELECT ${COLS} FROM alerts
@@ -344,12 +354,14 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
         upsertStanding.run(params);
         upsertMoving.run(params);
       } else if (!sameReading(prev, t)) {
-        const a = t.alert;
-        const annotations = sameRecord(prev.alert.annotations, a.annotations) ? null : JSON.stringify(a.annotations);
-        moved.run(finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, annotations, t.cleared_at, a.fingerprint);
+        writeMoving(t, !sameRecord(prev.alert.annotations, t.alert.annotations));
       } else return false;
       wrote();
       return true;
+    },
+    saveMoving: (t, annotations) => {
+      writeMoving(t, annotations);
+      wrote();
     },
     remove: (fp) => {
       removeStanding.run(fp);

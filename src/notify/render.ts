@@ -15,7 +15,7 @@ import { silentLogger } from '../log.js';
 import type { Alert, AlertEvent, Reading, ReadingKind } from '../model.js';
 import { num } from '../rules/coerce.js';
 import { getRuleKind } from '../rules/registry.js';
-import { historyOf, type Verdict } from '../rules/rule-kind.js';
+import { evaluateExplained, historyOf, type Verdict } from '../rules/rule-kind.js';
 import type { RuleBase } from '../rules/schema.js';
 import { unitsOfRules, type ValueUnit } from './format.js';
 import { buildMessage, type MessageAlert, type NotificationMessage } from './message.js';
@@ -132,7 +132,7 @@ export function judgeFixture(rule: RuleBase, fixture: Fixture, maxReadingAge: nu
   const maxAge = typeof rule.max_reading_age === 'number' ? rule.max_reading_age : reading.kind === 'market' ? maxReadingAge : undefined;
   if (maxAge !== undefined && now - reading.at > maxAge) return { status: 'data_error', reason: 'stale_reading' };
   try {
-    return kind.evaluate({ rule, reading, now, history: historyOf([...fixture.history, reading]), active: false });
+    return evaluateExplained(kind, { rule, reading, now, history: historyOf([...fixture.history, reading]), active: false });
   } catch (e) {
     return { status: 'data_error', reason: `evaluate_failed: ${(e as Error).message}` };
   }

@@ -46,19 +46,25 @@ export function templateScope(rule: RuleBase, reading: Reading, verdict?: Verdic
  */
 export function renderAnnotations(rule: RuleBase, reading: Reading, verdict?: Verdict, current?: Readonly<Record<string, string>>): Record<string, string> {
   const { keys, templates, names } = compiledOf(rule);
-  let same = current !== undefined && countKeys(current) === keys.length;
-  const out: Record<string, string> = {};
-  if (keys.length === 0) return same ? current! : out;
+  const same = current !== undefined && countKeys(current) === keys.length;
+  if (keys.length === 0) return same ? current! : {};
   const scope = scopeFor(names, rule, reading, verdict);
+  // A new object only from the first text that differs from `current` (the texts before it are current's own).
+  let out: Record<string, string> | undefined = same ? undefined : {};
   for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
     const text = templates[i]!.render(scope);
-    out[keys[i]!] = text;
-    same &&= Object.prototype.propertyIsEnumerable.call(current, keys[i]!) && current![keys[i]!] === text;
+    if (out === undefined) {
+      if (Object.prototype.propertyIsEnumerable.call(current, key) && current![key] === text) continue;
+      out = {};
+      for (let j = 0; j < i; j++) out[keys[j]!] = current![keys[j]!]!;
+    }
+    out[key] = text;
   }
-  return same ? current! : out;
+  return out ?? current!;
 }
 
-/** The top-level names a rule's annotation templates read (`market` for `{{market.chain}}`). */
+/** The top-level names a rule's annotation templates read (`market` for `{{market.chain}}`, `labels` for `labels.chain`). */
 export function annotationNames(rule: RuleBase): readonly string[] {
   return compiledOf(rule).names;
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ReadingKind } from '../model.js';
 import { annotationCheck } from './annotations.js';
 import { aReading } from './fields.js';
-import type { EvalInput, RuleKind, Verdict } from './rule-kind.js';
+import type { EvalInput, JudgedVerdict, RuleKind, Verdict } from './rule-kind.js';
 import type { RuleBase } from './schema.js';
 import { selectKeyCheck } from './select.js';
 
@@ -33,6 +33,8 @@ export interface KindSpec<P extends z.ZodRawShape> {
   /** Checks of the kind's own parameters beyond the schema (e.g. clear_below < threshold). */
   check?(rule: RuleOf<P>): RuleProblem[];
   evaluate(input: EvalInput<RuleOf<P>>): Verdict;
+  /** The values of `context` for a breach or ok verdict (see {@link RuleKind.explain}). */
+  explain?(input: EvalInput<RuleOf<P>>, verdict: JudgedVerdict): Record<string, unknown>;
 }
 
 /** Builds a rule kind whose `check` also validates the rule's select keys and annotation templates against what it reads. */

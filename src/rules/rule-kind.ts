@@ -33,12 +33,6 @@ export interface EvalInput<R extends RuleBase = RuleBase> {
   history: HistoryView;
   /** The alert of this (rule, entity) is pending or firing now: hysteresis (`clear_below`) keys on it. */
   active: boolean;
-  /**
-   * The caller reads no `context` of an `ok` verdict (the engine, for an entity without an active alert: nothing is
-   * described), so a kind may leave it out there. A poll judges 70,000 readings, nearly all `ok` with no alert, and
-   * building a context object for each was a quarter of a calm poll's time (issue 14, B4). Absent: a full verdict.
-   */
-  lean?: boolean;
 }
 
 /**
@@ -54,7 +48,10 @@ export type Verdict =
       value: number | null;
       threshold: number | null;
       previous?: number | null;
-      /** Extra values for annotations (e.g. `change`, `lag`, `deviation`); the keys are the kind's {@link RuleKind.context}. */
+      /**
+       * Extra values for annotations (e.g. `change`, `lag`, `deviation`); the keys are the kind's {@link RuleKind.context}.
+       * Never set by `evaluate`: {@link explained} adds it where the verdict is shown.
+       */
       context?: Record<string, unknown>;
     }
   | { status: 'wait'; reason: string }
@@ -66,7 +63,7 @@ export interface RuleKind<R extends RuleBase = RuleBase> extends RuleKindSchema 
   description: string;
   /** Which readings it can judge (for `threshold`, every kind: {@link RuleKind.readingKinds} narrows it per rule). */
   reads: readonly ReadingKind[];
-  /** The `context` keys its verdicts carry, usable in annotation templates. */
+  /** The keys of the `context` its verdicts carry once explained ({@link explain}), usable in annotation templates. */
   context: readonly string[];
   /** Which readings this particular rule judges; defaults to {@link RuleKind.reads}. */
   readingKinds?(rule: R): readonly ReadingKind[];
@@ -83,13 +80,38 @@ export interface RuleKind<R extends RuleBase = RuleBase> extends RuleKindSchema 
    */
   worst?(rule: R): Readonly<Record<string, 'min' | 'max'>>;
   /**
-   * The fields of the judged reading evaluate reads, by their top-level names (`market` for `market.chain`); history
-   * read through the view is not limited by it. A backtest decodes only these from stored history (with those its
-   * select, annotations and the engine read, src/rules/reading-fields.ts); a kind that does not say gets every field.
+   * The fields of the judged reading evaluate (and explain) read, by their top-level names (`market` for
+   * `market.chain`); history read through the view is not limited by it. A backtest decodes only these from stored
+   * history (with those its select, annotations and the engine read, src/rules/reading-fields.ts); a kind that does
+   * not say gets every field.
    */
   fields?(rule: R): readonly string[];
-  /** Judges one reading; pure (no I/O but the history view). */
+  /** Judges one reading; pure (no I/O but the history view). The verdict has no `context` (see {@link explain}). */
   evaluate(input: EvalInput<R>): Verdict;
+  /**
+   * The values of {@link context} for a `breach` or `ok` verdict of `input`, worked out only where the verdict is
+   * shown (an alert described, `lookout notify render`): a poll judges 70,000 readings, nearly all `ok` with no alert,
+   * and building a context for each was a quarter of a calm poll's time (issue 14, B4). Call it through {@link explained}.
+   */
+  explain?(input: EvalInput<R>, verdict: JudgedVerdict): Record<string, unknown>;
+}
+
+/** A verdict on the condition itself (`breach` or `ok`): one that has a value, a threshold and a context. */
+export type JudgedVerdict = Extract<Verdict, { status: 'breach' | 'ok' }>;
+
+/**
+ * `verdict` (of `kind` for `input`) with its context, for showing it: a `breach` or `ok` verdict gets the kind's
+ * {@link RuleKind.explain}; the verdict object itself is completed and returned (it is the caller's, fresh from
+ * evaluate). The one place contexts are made.
+ */
+export function explained<R extends RuleBase>(kind: RuleKind<R>, input: EvalInput<R>, verdict: Verdict): Verdict {
+  if ((verdict.status === 'breach' || verdict.status === 'ok') && verdict.context === undefined && kind.explain) verdict.context = kind.explain(input, verdict);
+  return verdict;
+}
+
+/** {@link RuleKind.evaluate} with the verdict's context: what a caller that shows the verdict wants. */
+export function evaluateExplained<R extends RuleBase>(kind: RuleKind<R>, input: EvalInput<R>): Verdict {
+  return explained(kind, input, kind.evaluate(input));
 }
 
 /** The reading a rule judges: a bucket's worst values for the rule's direction in place of its last ones (see {@link RuleKind.worst}). */

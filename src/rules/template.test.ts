@@ -3,6 +3,7 @@ import { market, rule } from '../../test/rules-helpers.js';
 import { annotationCheck, renderAnnotations, templateScope } from './annotations.js';
 import { apyJump } from './kinds/apy-jump.js';
 import { utilizationAbove } from './kinds/utilization-above.js';
+import { evaluateExplained } from './rule-kind.js';
 import { compileTemplate } from './template.js';
 
 const render = (text: string, scope: Record<string, unknown>) => compileTemplate(text).render(scope);
@@ -81,7 +82,7 @@ describe('annotations of a rule', () => {
 
   it('renders with the verdict, labels, context and rule', () => {
     const reading = market({ utilization: 0.9612 });
-    const v = utilizationAbove.evaluate({ rule: util as never, reading, now: 0, history: { at: () => undefined, range: () => [] }, active: false });
+    const v = evaluateExplained(utilizationAbove, { rule: util as never, reading, now: 0, history: { at: () => undefined, range: () => [] }, active: false });
     expect(renderAnnotations(util, reading, v)).toEqual({ summary: 'USDC/WETH utilization 96.12% > 95% (test-rule, clears below 92%)' });
   });
 

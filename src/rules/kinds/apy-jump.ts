@@ -16,6 +16,9 @@ const EPSILON = 1e-12;
 /** A change as seen in `direction`: up as it is, down negated, both by size. */
 const signed = (direction: 'up' | 'down' | 'both', x: number): number => (direction === 'up' ? x : direction === 'down' ? -x : Math.abs(x));
 
+/** A change relative to the old value; from 0 any change is an infinite one. */
+const relative = (change: number, prev: number): number => (prev !== 0 ? change / Math.abs(prev) : change === 0 ? 0 : change > 0 ? Infinity : -Infinity);
+
 /** The `apy_jump` rule kind. */
 export const apyJump = defineKind({
   kind: 'apy_jump',
@@ -40,7 +43,7 @@ export const apyJump = defineKind({
     }
     return out;
   },
-  evaluate({ rule, reading, now, history, lean }) {
+  evaluate({ rule, reading, now, history }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields[rule.field];
     const cur = num(raw);
@@ -51,24 +54,17 @@ export const apyJump = defineKind({
     if (prev === null) return { status: 'wait', reason: `the reading ${rule.window / 1000}s ago has no ${rule.field}` };
 
     const change = cur - prev;
-    const rel = prev !== 0 ? change / Math.abs(prev) : change === 0 ? 0 : change > 0 ? Infinity : -Infinity;
+    const rel = relative(change, prev);
     // Each given minimum met (true) or not (false); undefined when not given. No closure or list: 10,000 verdicts a poll.
     const absMet = rule.min_change === undefined ? undefined : signed(rule.direction, change) >= rule.min_change - EPSILON;
     const relMet = rule.min_change_rel === undefined ? undefined : signed(rule.direction, rel) >= rule.min_change_rel - EPSILON;
     const breach = rule.require === 'all' ? absMet !== false && relMet !== false : absMet === true || relMet === true;
-    return {
-      status: breach ? 'breach' : 'ok',
-      value: cur,
-      threshold: rule.min_change ?? rule.min_change_rel ?? null,
-      previous: prev,
-      context: lean && !breach ? undefined : {
-        change,
-        change_rel: Number.isFinite(rel) ? rel : null,
-        field: rule.field,
-        window: rule.window / 1000,
-        direction: rule.direction,
-        apy: cur,
-      },
-    };
+    return { status: breach ? 'breach' : 'ok', value: cur, threshold: rule.min_change ?? rule.min_change_rel ?? null, previous: prev };
+  },
+  // Judged (ok or breach): the value and the previous one were numbers.
+  explain({ rule }, v) {
+    const change = v.value! - v.previous!;
+    const rel = relative(change, v.previous!);
+    return { change, change_rel: Number.isFinite(rel) ? rel : null, field: rule.field, window: rule.window / 1000, direction: rule.direction, apy: v.value };
   },
 });

@@ -49,7 +49,7 @@ export const oracleLag = defineKind({
   },
   // The oldest update in a bucket, judged at the bucket's end: the worst lag it could have shown.
   worst: () => ({ oracle_last_update: 'min' }),
-  evaluate({ rule, reading, now, lean }) {
+  evaluate({ rule, reading, now }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields.oracle_last_update;
     const ts = num(raw);
@@ -58,13 +58,8 @@ export const oracleLag = defineKind({
     if (ts > now + FUTURE_TOLERANCE) return { status: 'data_error', reason: `oracle_last_update ${new Date(ts).toISOString()} is in the future` };
     const lag = Math.max(0, now - ts) / 1000;
     const max = maxLagMs(rule) / 1000;
-    const breach = lag > max;
-    return {
-      status: breach ? 'breach' : 'ok',
-      value: lag,
-      threshold: max,
-      context: lean && !breach ? undefined : { lag, max_lag: max, heartbeat: rule.heartbeat !== undefined ? rule.heartbeat / 1000 : null },
-    };
+    return { status: lag > max ? 'breach' : 'ok', value: lag, threshold: max };
   },
+  explain: ({ rule }, v) => ({ lag: v.value, max_lag: v.threshold, heartbeat: rule.heartbeat !== undefined ? rule.heartbeat / 1000 : null }),
 });
 

@@ -18,7 +18,7 @@ export const priceDeviation = defineKind({
   needs: () => ['oracle_price', 'service_price'],
   fields: () => ['oracle_price_scaled', 'service_price'],
   params: { max_deviation: positive },
-  evaluate({ rule, reading, lean }) {
+  evaluate({ rule, reading }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const oracle = num(reading.fields.oracle_price_scaled);
     const service = num(reading.fields.service_price);
@@ -27,12 +27,8 @@ export const priceDeviation = defineKind({
     if (service <= 0) return { status: 'data_error', reason: `service_price ${service} is not positive`, value: service };
     if (oracle < 0) return { status: 'data_error', reason: `oracle price ${oracle} is negative`, value: oracle };
     const deviation = Math.abs(oracle - service) / service;
-    const breach = deviation > rule.max_deviation + EPSILON;
-    return {
-      status: breach ? 'breach' : 'ok',
-      value: deviation,
-      threshold: rule.max_deviation,
-      context: lean && !breach ? undefined : { deviation, oracle_price: oracle, service_price: service },
-    };
+    return { status: deviation > rule.max_deviation + EPSILON ? 'breach' : 'ok', value: deviation, threshold: rule.max_deviation };
   },
+  // Judged (ok or breach): both prices were numbers.
+  explain: ({ reading }, v) => ({ deviation: v.value, oracle_price: num(reading.fields.oracle_price_scaled), service_price: num(reading.fields.service_price) }),
 });

@@ -15,11 +15,17 @@
 import type { Reading } from '../../model.js';
 import { duration, positiveDuration } from '../../config/duration.js';
 import { bool, num } from '../coerce.js';
-import { defineKind, notMine } from '../define.js';
+import { defineKind, notMine, type RuleOf } from '../define.js';
+import type { EvalInput, Verdict } from '../rule-kind.js';
 
 const DAY = 86_400_000;
 // How far back to look for the reading that precedes the incomplete run (the previous day's last reading).
 const LOOKBACK = 2 * DAY;
+
+const params = {
+  max_age: positiveDuration.default(36 * 3_600_000),
+  incomplete_for: duration.default(6 * 3_600_000),
+};
 
 /** When the current incomplete day started to count as late, from this entity's history (see the module comment). */
 export function incompleteSince(current: Reading, day: number, older: readonly Reading[]): number {
@@ -34,6 +40,41 @@ export function incompleteSince(current: Reading, day: number, older: readonly R
   return dayEnd;
 }
 
+type StaleRule = RuleOf<typeof params>;
+
+/** A judged benchmark day: the verdict's value and threshold, the values annotations show, and the reason of a breach (null: ok). */
+interface JudgedDay {
+  value: number;
+  threshold: number;
+  age: number;
+  incomplete_for: number | null;
+  day: number;
+  max_age: number;
+  reason: 'stale' | 'too_old' | 'incomplete' | null;
+}
+
+/** The checks of the module comment, in their order; or the verdict when the day cannot be judged. */
+function judgeDay({ rule, reading, now, history }: EvalInput<StaleRule>): JudgedDay | Verdict {
+  if (reading.kind !== 'benchmark') return notMine('benchmark', reading);
+  const day = num(reading.fields.day);
+  if (day === null) return { status: 'data_error', reason: 'day missing or not a number' };
+  if (day > now + DAY) return { status: 'data_error', reason: `day ${new Date(day).toISOString()} is in the future` };
+  const isStale = bool(reading.fields.isStale);
+  const isComplete = bool(reading.fields.isComplete);
+  const age = (now - day) / 1000;
+  let incomplete: number | null = null;
+  if (isComplete === false) {
+    const since = incompleteSince(reading, day, history.range('benchmark', reading.entity, day - LOOKBACK, now));
+    incomplete = Math.max(0, now - since) / 1000;
+  }
+  const maxAge = rule.max_age / 1000;
+  const judged = { value: age, threshold: maxAge, age, incomplete_for: incomplete, day, max_age: maxAge };
+  if (isStale === true) return { ...judged, reason: 'stale' };
+  if (age > maxAge) return { ...judged, reason: 'too_old' };
+  if (incomplete !== null && incomplete > rule.incomplete_for / 1000) return { ...judged, value: incomplete, threshold: rule.incomplete_for / 1000, reason: 'incomplete' };
+  return { ...judged, reason: null };
+}
+
 /** The `stale_benchmark` rule kind. */
 export const staleBenchmark = defineKind({
   kind: 'stale_benchmark',
@@ -42,29 +83,13 @@ export const staleBenchmark = defineKind({
   context: ['reason', 'age', 'incomplete_for', 'day', 'max_age'],
   needs: () => ['isStale', 'isComplete'],
   fields: () => ['day', 'isStale', 'isComplete'],
-  params: {
-    max_age: positiveDuration.default(36 * 3_600_000),
-    incomplete_for: duration.default(6 * 3_600_000),
+  params,
+  evaluate(input) {
+    const j = judgeDay(input);
+    return 'status' in j ? j : { status: j.reason === null ? 'ok' : 'breach', value: j.value, threshold: j.threshold };
   },
-  evaluate({ rule, reading, now, history, lean }) {
-    if (reading.kind !== 'benchmark') return notMine('benchmark', reading);
-    const day = num(reading.fields.day);
-    if (day === null) return { status: 'data_error', reason: 'day missing or not a number' };
-    if (day > now + DAY) return { status: 'data_error', reason: `day ${new Date(day).toISOString()} is in the future` };
-    const isStale = bool(reading.fields.isStale);
-    const isComplete = bool(reading.fields.isComplete);
-    const age = (now - day) / 1000;
-    let incomplete: number | null = null;
-    if (isComplete === false) {
-      const since = incompleteSince(reading, day, history.range('benchmark', reading.entity, day - LOOKBACK, now));
-      incomplete = Math.max(0, now - since) / 1000;
-    }
-    const context = { age, incomplete_for: incomplete, day, max_age: rule.max_age / 1000 };
-    if (isStale === true) return { status: 'breach', value: age, threshold: rule.max_age / 1000, context: { ...context, reason: 'stale' } };
-    if (age > rule.max_age / 1000) return { status: 'breach', value: age, threshold: rule.max_age / 1000, context: { ...context, reason: 'too_old' } };
-    if (incomplete !== null && incomplete > rule.incomplete_for / 1000) {
-      return { status: 'breach', value: incomplete, threshold: rule.incomplete_for / 1000, context: { ...context, reason: 'incomplete' } };
-    }
-    return { status: 'ok', value: age, threshold: rule.max_age / 1000, context: lean ? undefined : { ...context, reason: null } };
+  explain(input) {
+    const j = judgeDay(input);
+    return 'status' in j ? {} : { age: j.age, incomplete_for: j.incomplete_for, day: j.day, max_age: j.max_age, reason: j.reason };
   },
 });

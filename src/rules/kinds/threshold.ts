@@ -37,17 +37,12 @@ export const threshold = defineKind({
     }
     return out;
   },
-  evaluate({ rule, reading, lean }) {
+  evaluate({ rule, reading }) {
     if (reading.kind !== rule.reading) return { status: 'wait', reason: `not ${aReading(rule.reading)} (got ${reading.kind})` };
     const raw = getPath(reading.fields, rule.field);
     const v = num(raw);
     if (v === null) return { status: 'data_error', reason: raw === null || raw === undefined ? `${rule.field} missing` : `${rule.field} not a number: ${String(raw)}` };
-    const breach = operators[rule.op].test(v, rule.value);
-    return {
-      status: breach ? 'breach' : 'ok',
-      value: v,
-      threshold: rule.value,
-      context: lean && !breach ? undefined : { field: rule.field, op: rule.op },
-    };
+    return { status: operators[rule.op].test(v, rule.value) ? 'breach' : 'ok', value: v, threshold: rule.value };
   },
+  explain: ({ rule }) => ({ field: rule.field, op: rule.op }),
 });

@@ -15,14 +15,14 @@ export const unverifiedPosition = defineKind({
   needs: () => ['verified', 'value_usd'],
   fields: () => ['verified', 'value_usd'],
   params: { min_value_usd: nonNegative.default(0) },
-  evaluate({ rule, reading, lean }) {
+  evaluate({ rule, reading }) {
     if (reading.kind !== 'position') return notMine('position', reading);
     const verified = bool(reading.fields.verified);
     const rawValue = reading.fields.value_usd;
     const value = num(rawValue);
-    if (verified !== false) return { status: 'ok', value, threshold: rule.min_value_usd, context: lean ? undefined : { verified, value_usd: value } };
+    if (verified !== false) return { status: 'ok', value, threshold: rule.min_value_usd };
     if (value === null) return { status: 'data_error', reason: rawValue === null || rawValue === undefined ? 'value_usd missing' : `value_usd not a number: ${String(rawValue)}` };
-    const breach = value >= rule.min_value_usd;
-    return { status: breach ? 'breach' : 'ok', value, threshold: rule.min_value_usd, context: lean && !breach ? undefined : { verified, value_usd: value } };
+    return { status: value >= rule.min_value_usd ? 'breach' : 'ok', value, threshold: rule.min_value_usd };
   },
+  explain: ({ reading }, v) => ({ verified: bool(reading.fields.verified), value_usd: v.value }),
 });

@@ -26,15 +26,16 @@ export const utilizationAbove = defineKind({
     }
     return [];
   },
-  evaluate({ rule, reading, active, lean }) {
+  evaluate({ rule, reading, active }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields.utilization;
     const u = num(raw);
     if (u === null) return { status: 'data_error', reason: raw === null || raw === undefined ? 'utilization missing' : `utilization not a number: ${String(raw)}` };
     if (u > UTILIZATION_MAX || u < 0) return { status: 'data_error', reason: `utilization ${u} outside [0, 1]`, value: u };
-    const clear = rule.clear_below ?? null;
-    const breach = u > rule.threshold || (active && clear !== null && u >= clear);
-    return { status: breach ? 'breach' : 'ok', value: u, threshold: rule.threshold, context: lean && !breach ? undefined : { utilization: u, clear_below: clear } };
+    const clear = rule.clear_below;
+    const breach = u > rule.threshold || (active && clear !== undefined && u >= clear);
+    return { status: breach ? 'breach' : 'ok', value: u, threshold: rule.threshold };
   },
+  explain: ({ rule }, v) => ({ utilization: v.value, clear_below: rule.clear_below ?? null }),
 });
 

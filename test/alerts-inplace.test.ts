@@ -1,0 +1,113 @@
+/**
+ * An alert judged in breach again that keeps its standing (firing stays firing, pending stays pending short of its
+ * `for`) is updated in the engine's kept copy in place, without the lifecycle's step (issue 14, B4). What it stores
+ * must be what the step stores: here every poll's row of each alert is checked against `step` applied to the row as
+ * the table held it before the poll, through pending, absent, firing, cleared within keep_firing_for and breaching
+ * again, with values, blocks and annotations that move and ones that do not. A real SQLite file.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { describeAlert } from '../src/alerts/engine.js';
+import { fingerprint, step, type LifecycleSettings } from '../src/alerts/lifecycle.js';
+import type { Reading } from '../src/model.js';
+import { num } from '../src/rules/coerce.js';
+import { ruleKinds } from '../src/rules/registry.js';
+import type { RuleBase } from '../src/rules/schema.js';
+import { defaults, drive, engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
+
+const dirs = tempDirs();
+afterEach(() => dirs.cleanup());
+
+const util = rule({
+  name: 'util',
+  kind: 'utilization_above',
+  severity: 'critical',
+  threshold: 0.9,
+  for: '3m',
+  keep_firing_for: '2m',
+  annotations: { summary: 'utilization {{ utilization | pct }}', runbook: 'https://runbooks/util' },
+});
+// Annotations that never move: the row's annotations are left as they are.
+const still = rule({ name: 'still', kind: 'threshold', field: 'borrow_apy', op: '>', value: 0.2, annotations: { summary: 'borrow APY high' } });
+const rules = [util, still];
+
+const settingsOf = (r: RuleBase): LifecycleSettings => ({
+  for: r.for ?? 0,
+  keep_firing_for: r.keep_firing_for ?? 0,
+  absent_for: r.absent_for ?? 3,
+  flap_threshold: defaults.alerting.flap_threshold,
+  flap_window: defaults.alerting.flap_window,
+});
+
+it('stores what the step would: every poll, every alert, through each standing it keeps', () => {
+  const store = tempStore(dirs);
+  const engine = engineFor(store, rules);
+  const kinds = new Map(ruleKinds.map((k) => [k.kind, k]));
+  // Minute by minute: m1's utilization and borrow APY (undefined: m1 is not in that poll), m1's block (null: none).
+  const polls: Array<[number | undefined, number, number | null]> = [
+    [0.95, 0.3, 100], // pending (util), firing (still)
+    [0.97, 0.31, 101], // pending, value and annotation move
+    [0.97, 0.31, null], // pending, nothing but the times moves; a reading without a block keeps the alert's
+    [undefined, 0, 103], // absent once
+    [0.96, 0.3, 104], // breaching again: absent no more, still pending
+    [0.99, 0.3, 105], // `for` elapsed: fires (a transition, stepped)
+    [0.93, 0.3, 106], // firing, lower: the peak stays
+    [0.5, 0.3, 107], // judged ok while firing: cleared, keeps firing (keep_firing_for)
+    [0.98, 0.3, 108], // breaching again: cleared no more
+    [0.98, 0.3, 108], // the same reading again
+  ];
+  let inPlace = 0;
+  polls.forEach(([utilization, borrow_apy, block], i) => {
+    const at = T0 + i * MIN;
+    const readings = utilization === undefined ? [market('m2', at)] : [market('m1', at, { utilization, borrow_apy, block: block ?? undefined }), market('m2', at)];
+    if (block === null) delete readings[0]!.fields.block;
+    const expected = new Map<string, unknown>();
+    for (const r of rules) {
+      const reading = readings.find((x) => x.entity === 'm1');
+      const prev = engine.repo.getTracked(fingerprint(r.name, 'm1'));
+      if (!reading || !prev) continue;
+      const verdict = kinds.get(r.kind)!.evaluate({ rule: r, reading, now: at, history: { at: () => undefined, range: () => [] }, active: true });
+      const describe = (current: Parameters<typeof describeAlert>[3]) => describeAlert(r, reading as Reading, verdict, current);
+      const stepped = step(prev, {
+        signal: { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe },
+        now: at,
+        settings: settingsOf(r),
+        identity: { rule: r.name, kind: r.kind, entity: 'm1', severity: r.severity },
+      });
+      if (stepped.events.length === 0 && verdict.status === 'breach') inPlace++;
+      expected.set(r.name, stepped.next);
+    }
+    drive(store, engine, outcome('markets', 'metrics', readings, at));
+    for (const [name, next] of expected) expect(engine.repo.getTracked(fingerprint(name, 'm1')), `poll ${i}, ${name}`).toEqual(next);
+  });
+  // Most of those judgements kept the standing (the in-place path): 6 of util, 8 of still.
+  expect(inPlace).toBe(14);
+  expect(engine.repo.get(fingerprint('util', 'm1'))).toMatchObject({ state: 'firing', value: 0.98, previous_value: 0.98, peak: 0.99, block: 108, absent_polls: 0 });
+  store.close();
+});
+
+it('a poll rolled back after it changed alerts in place, or whose in-place write failed, leaves the next poll judging the table’s rows', () => {
+  const store = tempStore(dirs);
+  const engine = engineFor(store, [util]);
+  const poll = (i: number, utilization: number) => outcome('markets', 'metrics', [market('m1', T0 + i * MIN, { utilization })], T0 + i * MIN);
+  const row = () => engine.repo.get(fingerprint('util', 'm1'));
+  expect(drive(store, engine, poll(0, 0.95)).events.map((e) => e.type)).toEqual(['pending']);
+  // Judged in place, then a later part of the poll's transaction fails.
+  expect(() =>
+    store.transaction(() => {
+      engine.applyPoll(poll(1, 0.99), T0 + MIN);
+      throw new Error('the outbox write failed');
+    }),
+  ).toThrow('the outbox write failed');
+  // The in-place write itself fails: the call's first write, so no revision was bumped that a rollback takes back.
+  const saveMoving = engine.repo.saveMoving;
+  engine.repo.saveMoving = () => {
+    throw new Error('disk I/O error');
+  };
+  expect(() => drive(store, engine, poll(2, 0.98))).toThrow('disk I/O error');
+  engine.repo.saveMoving = saveMoving;
+  expect(row()).toMatchObject({ value: 0.95, peak: 0.95, last_eval_at: T0 });
+  // Had the kept copy held 0.99 or 0.98, they would be the previous value and the peak now.
+  drive(store, engine, poll(3, 0.96));
+  expect(row()).toMatchObject({ state: 'firing', value: 0.96, previous_value: 0.95, peak: 0.96, last_eval_at: T0 + 3 * MIN });
+  store.close();
+});
