@@ -115,14 +115,12 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
   const chunksCount = db.prepare<[], { n: number }>(`SELECT coalesce(sum(n), 0) AS n FROM reading_history_chunks`);
 
   const open = (row: ChunkRow): OpenRawChunk => openRawChunk(row.data, row.first);
-  const rowOf = (entity: number, c: OpenRawChunk, i: number): RawRow => ({
-    seen_at: c.seens[i]!,
-    entity,
-    at: c.ats[i]!,
-    poll: c.polls[i]!,
-    shape: c.shapes[i]!,
-    vals: c.body.subarray(c.offs[i]!, c.offs[i + 1]!),
-  });
+  /** Row `i` of an open chunk of `entity`: its entry (raw-chunks.ts rawEntry) with the entity added, not copied. */
+  const rowOf = (entity: number, c: OpenRawChunk, i: number): RawRow => {
+    const row = rawEntry(c, i) as RawRow;
+    row.entity = entity;
+    return row;
+  };
 
   /** Writes an entity's rows (in storage order, one hour) as a chunk. */
   function put(entity: number, entries: readonly RawEntry[]): void {
