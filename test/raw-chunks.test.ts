@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Reading } from '../src/model.js';
-import { chunkStart, CHUNK_MS } from '../src/store/bucket-chunks.js';
+import { chunkStart, CHUNK_MS } from '../src/store/chunk-form.js';
 import { createHistoryChanges, type HistoryRowKey } from '../src/store/history-changes.js';
 import type { Store } from '../src/store/index.js';
 import { decodeRawChunk, encodeRawChunk, openRawChunk, type RawEntry } from '../src/store/raw-chunks.js';

@@ -6,7 +6,7 @@
  * (vanished markers included where they ask for storage order) and never chunks.
  */
 import type Database from 'better-sqlite3';
-import { chunkStart, CHUNK_MS } from './bucket-chunks.js';
+import { chunkStart, CHUNK_MS } from './chunk-form.js';
 import { encodeRawChunk, openRawChunk, rawChunkSpan, rawEntry, type OpenRawChunk, type RawEntry } from './raw-chunks.js';
 
 /** One full-resolution history row. */

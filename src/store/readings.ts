@@ -20,7 +20,7 @@
 import type Database from 'better-sqlite3';
 import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
-import { chunkStart } from './bucket-chunks.js';
+import { chunkStart } from './chunk-form.js';
 import { createBucketStore } from './bucket-store.js';
 import { createRawStore, type RawRow } from './raw-store.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
