@@ -206,6 +206,22 @@ describe('rows of one storage time in two chunks of an entity', () => {
   });
 });
 
+describe('the newest row while a seal bounded by its row limit is part done', () => {
+  it('is the sealed one when the head keeps only older rows of entities not sealed yet', () => {
+    const store = tempStore(dirs, 'part-sealed.db');
+    store.readings.savePoll('a', [market('m1', H + 1_000, { utilization: 0.5 })], H + 2_000);
+    store.readings.savePoll('b', [market('m2', H + 3_000, { utilization: 0.6 })], H + 4_000);
+    store.readings.savePoll('a', [market('m1', H + 5_000, { utilization: 0.7 })], H + 6_000);
+    // m1 has the oldest row: its rows (the newest one too) are sealed first, and the limit stops the seal there.
+    store.readings.sealHistory(H + 2 * HOUR, { batchSize: 1, maxRows: 1 });
+    const head = store.db.prepare(`SELECT seen_at FROM reading_history`).all() as Array<{ seen_at: number }>;
+    expect(head.map((r) => r.seen_at - H)).toEqual([4_000]);
+    const changes = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+    expect(changes.last()).toEqual({ seen_at: H + 6_000, entity: store.readings.entityId('market', 'm1'), at: H + 5_000, poll: expect.any(Number) });
+    store.close();
+  });
+});
+
 describe('rows added since a marker, asked once per reading kind', () => {
   /** Two polls of an hour, the marker after the first; the hour is over (sealable) by the end of the next. */
   const fill = (store: Store) => {

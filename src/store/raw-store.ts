@@ -108,8 +108,12 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
   const chunksLaterThan = db.prepare<[number, number], ChunkRow & { last: number }>(
     `SELECT ${chunkCols}, last FROM reading_history_chunks WHERE first >= ? AND last >= ? ORDER BY first`,
   );
-  const chunksReadingsDown = db.prepare<[], ChunkRow & { last: number }>(
-    `SELECT ${chunkCols}, last FROM reading_history_chunks WHERE n > 0 ORDER BY first DESC`,
+  // The latest chunk holding a reading (a seek on the `first` index, past chunks of vanished markers only).
+  const chunksTopFirst = db.prepare<[], { t: number | null }>(`SELECT max(first) AS t FROM reading_history_chunks WHERE n > 0`);
+  // Chunks holding a reading whose rows may have been stored at or after t (a chunk's rows were stored within the hour
+  // of its first), by their last storage time then entity, latest first; without their blobs (sorted here).
+  const chunksReadingsSince = db.prepare<[number, number], Omit<ChunkRow, 'data'> & { last: number }>(
+    `SELECT id, entity, first, last FROM reading_history_chunks WHERE first > ? - ${CHUNK_MS} AND last >= ? AND n > 0 ORDER BY last DESC, entity DESC`,
   );
   const chunksBefore = db.prepare<[number, number], Omit<ChunkRow, 'data'>>(`SELECT id, entity, first FROM reading_history_chunks WHERE first < ? ORDER BY first, id LIMIT ?`);
   const chunksCount = db.prepare<[], { n: number }>(`SELECT coalesce(sum(n), 0) AS n FROM reading_history_chunks`);
@@ -332,23 +336,31 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
     }
   }
 
-  /** The newest row (vanished markers aside) in storage order, or undefined. */
+  /**
+   * The newest row (vanished markers aside) in storage order, or undefined: the head's newest, unless a chunk holds a
+   * newer one. That happens where a seal bounded by its row limit sealed the newest rows of some entities and left
+   * older rows of others in the head (and where everything is sealed). Usually the head holds rows stored after the
+   * hour of the latest chunk: two index seeks, no chunk opened. Else the chunks that may hold a newer row are taken
+   * latest first, and opened until one cannot: usually one.
+   */
   function last(): RawKey | undefined {
-    const head = headLast.get();
-    if (head) return head;
-    // Only chunks hold readings: the newest of the latest hour that has one.
-    let best: RawRow | undefined;
-    let hour: number | undefined;
-    for (const row of chunksReadingsDown.iterate()) {
-      if (hour !== undefined && chunkStart(row.first) < hour) break;
-      hour ??= chunkStart(row.first);
-      const c = open(row);
-      for (let i = c.n - 1; i >= 0; i--) {
-        if (c.shapes[i] === VANISHED) continue;
-        const r = rowOf(row.entity, c, i);
-        if (!best || keyBefore(best, r)) best = r;
-        break;
-      }
+    let best: RawKey | undefined = headLast.get();
+    const top = chunksTopFirst.get()?.t ?? null;
+    if (top === null) return best;
+    const hour = chunkStart(top);
+    if (best && best.seen_at >= hour + CHUNK_MS) return best;
+    // The newest row is stored at or after both the head's newest and the latest chunk's hour (the chunk holds a reading).
+    const floor = Math.max(hour, best?.seen_at ?? MIN);
+    for (const m of chunksReadingsSince.all(floor, floor)) {
+      // Neither this chunk's rows nor any after it (stored by the same time, of an entity not after it) come after the best.
+      if (best && keyBefore({ seen_at: m.last, entity: m.entity, at: MAX, poll: MAX }, best)) break;
+      const c = open({ ...m, data: chunkData.get(m.id)!.data });
+      // A chunk's rows are in storage order: its newest is its last reading.
+      let i = c.n - 1;
+      while (i >= 0 && c.shapes[i] === VANISHED) i--;
+      if (i < 0) continue;
+      const r: RawKey = { seen_at: c.seens[i]!, entity: m.entity, at: c.ats[i]!, poll: c.polls[i]! };
+      if (!best || keyBefore(best, r)) best = r;
     }
     return best && { seen_at: best.seen_at, entity: best.entity, at: best.at, poll: best.poll };
   }
