@@ -222,6 +222,37 @@ describe('the newest row while a seal bounded by its row limit is part done', ()
   });
 });
 
+describe("an entity's kept latest reading and a revision of its time sealed since", () => {
+  it('is dropped where the revision is newer, kept where the kept one is still the newest', () => {
+    const store = tempStore(dirs, 'kept.db');
+    const kept = () => (store.db.prepare(`SELECT entity, seen_at - ${H} AS seen, at - ${H} AS at FROM latest_kept ORDER BY entity`).all() as Array<{ entity: number; seen: number; at: number }>);
+    store.readings.savePoll('markets', [market('m1', H + 1_000, { utilization: 0.5 })], H + 2_000);
+    // Pruned while a poll still returns m1: its newest reading is kept.
+    store.readings.prune(H + 5 * MIN);
+    const m1 = store.readings.entityId('market', 'm1')!;
+    expect(kept()).toEqual([{ entity: m1, seen: 2_000, at: 1_000 }]);
+    // A revision of that time stored, then sealed: its chunk's newest time is the kept reading's.
+    store.readings.savePoll('markets', [market('m1', H + 1_000, { utilization: 0.6 })], H + 20 * MIN);
+    store.readings.sealHistory(H + 2 * HOUR);
+    expect(store.db.prepare(`SELECT hi_at - ${H} AS hi FROM reading_history_chunks`).all()).toEqual([{ hi: 1_000 }]);
+    // m2: a chunk whose newest time is also its kept reading's, but the kept one is the later revision of that time.
+    store.readings.savePoll('others', [market('m2', H + 30 * MIN, { utilization: 0.1 })], H + 30 * MIN);
+    store.readings.savePoll('others', [market('m2', H + 29 * MIN, { utilization: 0.2 })], H + 32 * MIN);
+    store.readings.sealHistory(H + 2 * HOUR);
+    const m2 = store.readings.entityId('market', 'm2')!;
+    // (Not a state prune makes: it keeps the newest of what it deletes, and deletes the oldest stored first.)
+    const first = [...createRawStore(store.db).iterate(0, Number.MAX_SAFE_INTEGER, 10)].flat().find((r) => r.entity === m2)!;
+    store.db.prepare(`INSERT INTO latest_kept (entity, seen_at, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`).run(m2, H + 31 * MIN, first.at, first.poll, first.shape, Buffer.from(first.vals));
+    const before = { m1: store.readings.latest('market', 'm1'), m2: store.readings.latest('market', 'm2') };
+    expect(before.m1?.fields.utilization).toBe(0.6);
+    // A prune with nothing to delete drops what is stale.
+    store.readings.prune(H);
+    expect(kept()).toEqual([{ entity: m2, seen: 31 * MIN, at: 30 * MIN }]);
+    expect({ m1: store.readings.latest('market', 'm1'), m2: store.readings.latest('market', 'm2') }).toEqual(before);
+    store.close();
+  });
+});
+
 describe('rows added since a marker, asked once per reading kind', () => {
   /** Two polls of an hour, the marker after the first; the hour is over (sealable) by the end of the next. */
   const fill = (store: Store) => {
