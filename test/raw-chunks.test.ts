@@ -13,7 +13,7 @@ import { chunkStart, CHUNK_MS } from '../src/store/chunk-form.js';
 import { createHistoryChanges, type HistoryRowKey } from '../src/store/history-changes.js';
 import type { Store } from '../src/store/index.js';
 import { decodeRawChunk, encodeRawChunk, openRawChunk, type RawEntry } from '../src/store/raw-chunks.js';
-import { createRawStore } from '../src/store/raw-store.js';
+import { createRawStore, type RawRow } from '../src/store/raw-store.js';
 import { openStore } from '../src/store/index.js';
 import { HOUR, market, MIN, tempDirs, tempStore } from './alerts-helpers.js';
 
@@ -143,11 +143,24 @@ describe('history sealed in hourly chunks', () => {
     expect(answers(sealed, marker)).toEqual(answers(plain, marker));
   });
 
-  it('reads an hour whose chunks pass its memory budget in shorter spans, in the same order', () => {
-    const rows = (s: Store, budget?: number) => [...createRawStore(s.db, { hourBudget: budget }).iterate(0, Number.MAX_SAFE_INTEGER, 5)].flat().map((r) => ({ ...r, vals: Buffer.from(r.vals).toString('hex') }));
-    const want = rows(plain);
-    expect(rows(sealed)).toEqual(want);
-    expect(rows(sealed, 300)).toEqual(want);
+  it('reads sealed hours in pages of any size and in many short spans of storage time, in the same order', () => {
+    const plainRows = (rows: RawRow[]) => rows.map((r) => ({ ...r, vals: Buffer.from(r.vals).toString('hex') }));
+    const read = (s: Store, from: number, to: number, limit: number) => [...createRawStore(s.db).iterate(from, to, limit)].flat();
+    const want = plainRows(read(plain, 0, Number.MAX_SAFE_INTEGER, 5));
+    for (const limit of [1, 2, 5, 1_000]) expect(plainRows(read(sealed, 0, Number.MAX_SAFE_INTEGER, limit))).toEqual(want);
+    // Spans of 7 minutes (a chunk's hour in nine and a bit), then spans of 1 s across an hour's end.
+    const spans = (width: number, from: number, to: number) => {
+      const out: RawRow[] = [];
+      for (let t = from; t <= to; t += width) out.push(...read(sealed, t, Math.min(to, t + width - 1), 3));
+      return plainRows(out);
+    };
+    const seens = want.map((r) => r.seen_at);
+    const first = Math.min(...seens);
+    const last = Math.max(...seens);
+    expect(spans(7 * MIN, first, last)).toEqual(want);
+    const around = want.filter((r) => r.seen_at >= H + HOUR - 5 * MIN && r.seen_at <= H + HOUR + 5 * MIN);
+    expect(around.length).toBeGreaterThan(10);
+    expect(spans(1_000, H + HOUR - 5 * MIN, H + HOUR + 5 * MIN)).toEqual(around);
   });
 
   it('folds sealed hours into buckets whole (a cutoff inside an hour leaves it for later), as rows kept one by one fold at the hour: the same answers, the newest reading kept', () => {
