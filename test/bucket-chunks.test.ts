@@ -5,7 +5,8 @@
 import { inflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chunkRuns, CHUNK_MAX_BYTES, CHUNK_MS, decodeChunk, encodeChunk, encodeChunks, nextBucket, openChunk, skipBucket, type PackedBucket } from '../src/store/bucket-chunks.js';
+import { chunkRuns, CHUNK_MAX_BYTES, decodeChunk, encodeChunk, encodeChunks, nextBucket, openChunk, skipBucket, type PackedBucket } from '../src/store/bucket-chunks.js';
+import { CHUNK_MS } from '../src/store/chunk-form.js';
 import { bucketOf, BUCKET_MS, mergeBuckets, writeBucketValues, type Bucket } from '../src/store/buckets.js';
 import { packReading, Writer, type Shape } from '../src/store/codec.js';
 

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Reading } from '../src/model.js';
-import { chunkStart, CHUNK_MS } from '../src/store/bucket-chunks.js';
+import { chunkStart, CHUNK_MS } from '../src/store/chunk-form.js';
 import { createHistoryChanges, type HistoryRowKey } from '../src/store/history-changes.js';
 import type { Store } from '../src/store/index.js';
 import { decodeRawChunk, encodeRawChunk, openRawChunk, type RawEntry } from '../src/store/raw-chunks.js';
-import { createRawStore } from '../src/store/raw-store.js';
+import { createRawStore, type RawRow } from '../src/store/raw-store.js';
 import { openStore } from '../src/store/index.js';
 import { HOUR, market, MIN, tempDirs, tempStore } from './alerts-helpers.js';
 
@@ -143,11 +143,24 @@ describe('history sealed in hourly chunks', () => {
     expect(answers(sealed, marker)).toEqual(answers(plain, marker));
   });
 
-  it('reads an hour whose chunks pass its memory budget in shorter spans, in the same order', () => {
-    const rows = (s: Store, budget?: number) => [...createRawStore(s.db, { hourBudget: budget }).iterate(0, Number.MAX_SAFE_INTEGER, 5)].flat().map((r) => ({ ...r, vals: Buffer.from(r.vals).toString('hex') }));
-    const want = rows(plain);
-    expect(rows(sealed)).toEqual(want);
-    expect(rows(sealed, 300)).toEqual(want);
+  it('reads sealed hours in pages of any size and in many short spans of storage time, in the same order', () => {
+    const plainRows = (rows: RawRow[]) => rows.map((r) => ({ ...r, vals: Buffer.from(r.vals).toString('hex') }));
+    const read = (s: Store, from: number, to: number, limit: number) => [...createRawStore(s.db).iterate(from, to, limit)].flat();
+    const want = plainRows(read(plain, 0, Number.MAX_SAFE_INTEGER, 5));
+    for (const limit of [1, 2, 5, 1_000]) expect(plainRows(read(sealed, 0, Number.MAX_SAFE_INTEGER, limit))).toEqual(want);
+    // Spans of 7 minutes (a chunk's hour in nine and a bit), then spans of 1 s across an hour's end.
+    const spans = (width: number, from: number, to: number) => {
+      const out: RawRow[] = [];
+      for (let t = from; t <= to; t += width) out.push(...read(sealed, t, Math.min(to, t + width - 1), 3));
+      return plainRows(out);
+    };
+    const seens = want.map((r) => r.seen_at);
+    const first = Math.min(...seens);
+    const last = Math.max(...seens);
+    expect(spans(7 * MIN, first, last)).toEqual(want);
+    const around = want.filter((r) => r.seen_at >= H + HOUR - 5 * MIN && r.seen_at <= H + HOUR + 5 * MIN);
+    expect(around.length).toBeGreaterThan(10);
+    expect(spans(1_000, H + HOUR - 5 * MIN, H + HOUR + 5 * MIN)).toEqual(around);
   });
 
   it('folds sealed hours into buckets whole (a cutoff inside an hour leaves it for later), as rows kept one by one fold at the hour: the same answers, the newest reading kept', () => {
@@ -202,6 +215,53 @@ describe('rows of one storage time in two chunks of an entity', () => {
     store.readings.savePoll('markets', [market('m1', H + 6_000, { utilization: 0.7 })], H);
     const all = [...store.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER, { vanished: true })];
     expect(all.map((r) => `${r.entity}@${r.seen_at - H}${r.vanished ? ' vanished' : ''}`)).toEqual(['m1@10000', 'm2@10000', 'm2@20000 vanished', 'm1@20001']);
+    store.close();
+  });
+});
+
+describe('the newest row while a seal bounded by its row limit is part done', () => {
+  it('is the sealed one when the head keeps only older rows of entities not sealed yet', () => {
+    const store = tempStore(dirs, 'part-sealed.db');
+    store.readings.savePoll('a', [market('m1', H + 1_000, { utilization: 0.5 })], H + 2_000);
+    store.readings.savePoll('b', [market('m2', H + 3_000, { utilization: 0.6 })], H + 4_000);
+    store.readings.savePoll('a', [market('m1', H + 5_000, { utilization: 0.7 })], H + 6_000);
+    // m1 has the oldest row: its rows (the newest one too) are sealed first, and the limit stops the seal there.
+    store.readings.sealHistory(H + 2 * HOUR, { batchSize: 1, maxRows: 1 });
+    const head = store.db.prepare(`SELECT seen_at FROM reading_history`).all() as Array<{ seen_at: number }>;
+    expect(head.map((r) => r.seen_at - H)).toEqual([4_000]);
+    const changes = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+    expect(changes.last()).toEqual({ seen_at: H + 6_000, entity: store.readings.entityId('market', 'm1'), at: H + 5_000, poll: expect.any(Number) });
+    store.close();
+  });
+});
+
+describe("an entity's kept latest reading and a revision of its time sealed since", () => {
+  it('is dropped where the revision is newer, kept where the kept one is still the newest', () => {
+    const store = tempStore(dirs, 'kept.db');
+    const kept = () => (store.db.prepare(`SELECT entity, seen_at - ${H} AS seen, at - ${H} AS at FROM latest_kept ORDER BY entity`).all() as Array<{ entity: number; seen: number; at: number }>);
+    store.readings.savePoll('markets', [market('m1', H + 1_000, { utilization: 0.5 })], H + 2_000);
+    // Pruned while a poll still returns m1: its newest reading is kept.
+    store.readings.prune(H + 5 * MIN);
+    const m1 = store.readings.entityId('market', 'm1')!;
+    expect(kept()).toEqual([{ entity: m1, seen: 2_000, at: 1_000 }]);
+    // A revision of that time stored, then sealed: its chunk's newest time is the kept reading's.
+    store.readings.savePoll('markets', [market('m1', H + 1_000, { utilization: 0.6 })], H + 20 * MIN);
+    store.readings.sealHistory(H + 2 * HOUR);
+    expect(store.db.prepare(`SELECT hi_at - ${H} AS hi FROM reading_history_chunks`).all()).toEqual([{ hi: 1_000 }]);
+    // m2: a chunk whose newest time is also its kept reading's, but the kept one is the later revision of that time.
+    store.readings.savePoll('others', [market('m2', H + 30 * MIN, { utilization: 0.1 })], H + 30 * MIN);
+    store.readings.savePoll('others', [market('m2', H + 29 * MIN, { utilization: 0.2 })], H + 32 * MIN);
+    store.readings.sealHistory(H + 2 * HOUR);
+    const m2 = store.readings.entityId('market', 'm2')!;
+    // (Not a state prune makes: it keeps the newest of what it deletes, and deletes the oldest stored first.)
+    const first = [...createRawStore(store.db).iterate(0, Number.MAX_SAFE_INTEGER, 10)].flat().find((r) => r.entity === m2)!;
+    store.db.prepare(`INSERT INTO latest_kept (entity, seen_at, at, poll, shape, vals) VALUES (?, ?, ?, ?, ?, ?)`).run(m2, H + 31 * MIN, first.at, first.poll, first.shape, Buffer.from(first.vals));
+    const before = { m1: store.readings.latest('market', 'm1'), m2: store.readings.latest('market', 'm2') };
+    expect(before.m1?.fields.utilization).toBe(0.6);
+    // A prune with nothing to delete drops what is stale.
+    store.readings.prune(H);
+    expect(kept()).toEqual([{ entity: m2, seen: 31 * MIN, at: 30 * MIN }]);
+    expect({ m1: store.readings.latest('market', 'm1'), m2: store.readings.latest('market', 'm2') }).toEqual(before);
     store.close();
   });
 });

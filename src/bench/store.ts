@@ -11,7 +11,7 @@ import type { Reading } from '../model.js';
 import type { RuleBase } from '../rules/schema.js';
 import { openStore, type Store } from '../store/index.js';
 import { BUCKET_MS } from '../store/buckets.js';
-import { chunkStart, CHUNK_MS } from '../store/bucket-chunks.js';
+import { chunkStart, CHUNK_MS } from '../store/chunk-form.js';
 import { loadBenchConfig } from './config.js';
 import { MARKETS, POLL_INTERVAL_MS, marketsPoll, type Bench, type BenchContext } from './context.js';
 import { summarize, timePair } from './stats.js';

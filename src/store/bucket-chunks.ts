@@ -7,14 +7,8 @@
  * bucket's values as writeBucketValues (src/store/buckets.ts) packs them. Pure: no database here.
  */
 import { BUCKET_MS, readBucketTail, skipBucketValues, type Bucket } from './buckets.js';
-import { openBody, sealBody } from './chunk-form.js';
+import { chunkStart, CHUNK_MS, openBody, sealBody } from './chunk-form.js';
 import { Reader, unpackFields, unzig, Writer, zig, type FieldPick, type Shape } from './codec.js';
-
-/** Width of the time a chunk covers, ms: all its buckets start within one such aligned span. */
-export const CHUNK_MS = 3_600_000;
-
-/** The start of the span holding time `t`. */
-export const chunkStart = (t: number): number => Math.floor(t / CHUNK_MS) * CHUNK_MS;
 
 /** A bucket as a chunk takes it: its times, and its values as writeBucketValues packed them (a staged row's). */
 export interface PackedBucket {

@@ -6,7 +6,8 @@
  * so callers see one bucket per entity and start, as when each was one row.
  */
 import type Database from 'better-sqlite3';
-import { chunkRuns, chunkStart, CHUNK_MS, encodeChunks, nextBucket, openChunk, skipBucket, type OpenChunk } from './bucket-chunks.js';
+import { chunkRuns, encodeChunks, nextBucket, openChunk, skipBucket, type OpenChunk } from './bucket-chunks.js';
+import { chunkStart, CHUNK_MS } from './chunk-form.js';
 import { BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues, type Bucket } from './buckets.js';
 import { Reader, unpackFields, Writer, type FieldPick, type Shape } from './codec.js';
 

@@ -1,8 +1,18 @@
 /**
- * The outer form shared by sealed chunks (buckets: src/store/bucket-chunks.ts, raw rows: src/store/raw-chunks.ts): a
- * first byte saying how the rest is stored, plain or deflated (raw deflate, chosen where it is smaller). Pure.
+ * What sealed chunks (buckets: src/store/bucket-chunks.ts, raw rows: src/store/raw-chunks.ts) share: the hour a chunk
+ * covers, and the outer form, a first byte saying how the rest is stored, plain or deflated (raw deflate, chosen where
+ * it is smaller). Pure.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
+
+/**
+ * Width of the time a chunk covers, ms: a bucket chunk's buckets start within one such aligned span, a raw chunk's
+ * rows were stored within one.
+ */
+export const CHUNK_MS = 3_600_000;
+
+/** The start of the span holding time `t`. */
+export const chunkStart = (t: number): number => Math.floor(t / CHUNK_MS) * CHUNK_MS;
 
 const PLAIN = 0;
 const DEFLATED = 1;

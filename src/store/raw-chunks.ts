@@ -8,8 +8,7 @@
  * the length of its packed values (so a reader finds any row's values without decoding the others), then every
  * row's packed values (src/store/codec.ts) as stored in `reading_history`. Pure: no database here.
  */
-import { chunkStart } from './bucket-chunks.js';
-import { openBody, sealBody } from './chunk-form.js';
+import { chunkStart, openBody, sealBody } from './chunk-form.js';
 import { Reader, unzig, Writer, zig } from './codec.js';
 
 /** One full-resolution history row of an entity: its times, poll and shape ids (0: a vanished marker) and packed values. */

@@ -6,7 +6,7 @@
  * (vanished markers included where they ask for storage order) and never chunks.
  */
 import type Database from 'better-sqlite3';
-import { chunkStart, CHUNK_MS } from './bucket-chunks.js';
+import { chunkStart, CHUNK_MS } from './chunk-form.js';
 import { encodeRawChunk, openRawChunk, rawChunkSpan, rawEntry, type OpenRawChunk, type RawEntry } from './raw-chunks.js';
 
 /** One full-resolution history row. */
@@ -22,28 +22,18 @@ interface ChunkRow {
   first: number;
   data: Buffer;
 }
-interface ChunkMeta {
-  id: number;
-  entity: number;
-  first: number;
-  last: number;
-  size: number;
-}
 
 /** The shape id of a vanished marker (src/store/readings.ts VANISHED). */
 const VANISHED = 0;
 const MAX = Number.MAX_SAFE_INTEGER;
 const MIN = Number.MIN_SAFE_INTEGER;
-/** Stored chunk bytes a storage-order read holds open at a time (default): an hour with more is read in shorter spans. */
-const HOUR_BUDGET = 16 * 1024 * 1024;
 
 /** Whether row a comes before row b in storage order (seen_at, entity, at, poll). */
 export const keyBefore = (a: RawKey, b: RawKey): boolean =>
   a.seen_at !== b.seen_at ? a.seen_at < b.seen_at : a.entity !== b.entity ? a.entity < b.entity : a.at !== b.at ? a.at < b.at : a.poll < b.poll;
 
-/** The full-resolution history of an open, migrated database; `hourBudget`: see {@link HOUR_BUDGET}. */
-export function createRawStore(db: Database.Database, opts: { hourBudget?: number } = {}) {
-  const budget = Math.max(1, opts.hourBudget ?? HOUR_BUDGET);
+/** The full-resolution history of an open, migrated database. */
+export function createRawStore(db: Database.Database) {
   const cols = `seen_at, entity, at, poll, shape, vals`;
   const headAt = db.prepare<[number, number, number], RawRow>(
     `SELECT ${cols} FROM reading_history WHERE entity = ? AND at <= ? AND seen_at <= ? AND shape != ${VANISHED} ORDER BY at DESC, seen_at DESC LIMIT 1`,
@@ -102,27 +92,29 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
   const chunksNewest = db.prepare<[], { t: number | null }>(`SELECT max(last) AS t FROM reading_history_chunks WHERE first >= (SELECT max(first) FROM reading_history_chunks) - ${CHUNK_MS}`);
   const chunksFrom = db.prepare<[number], { t: number | null }>(`SELECT min(first) AS t FROM reading_history_chunks WHERE first >= ?`);
   const hourWhere = `FROM reading_history_chunks WHERE first BETWEEN ? AND ? AND last >= ? AND first <= ?`;
-  const hourMeta = db.prepare<[number, number, number, number], ChunkMeta>(`SELECT id, entity, first, last, length(data) AS size ${hourWhere} ORDER BY entity, first, id`);
+  const hourMeta = db.prepare<[number, number, number, number], Omit<ChunkRow, 'data'>>(`SELECT id, entity, first ${hourWhere} ORDER BY entity, first, id`);
   // Unordered: sorting an hour's chunks by entity made SQLite copy every blob through a temporary b-tree (5× the read).
   const hourData = db.prepare<[number, number, number, number], { id: number; data: Buffer }>(`SELECT id, data ${hourWhere}`);
   const chunksLaterThan = db.prepare<[number, number], ChunkRow & { last: number }>(
     `SELECT ${chunkCols}, last FROM reading_history_chunks WHERE first >= ? AND last >= ? ORDER BY first`,
   );
-  const chunksReadingsDown = db.prepare<[], ChunkRow & { last: number }>(
-    `SELECT ${chunkCols}, last FROM reading_history_chunks WHERE n > 0 ORDER BY first DESC`,
+  // The latest chunk holding a reading (a seek on the `first` index, past chunks of vanished markers only).
+  const chunksTopFirst = db.prepare<[], { t: number | null }>(`SELECT max(first) AS t FROM reading_history_chunks WHERE n > 0`);
+  // Chunks holding a reading whose rows may have been stored at or after t (a chunk's rows were stored within the hour
+  // of its first), by their last storage time then entity, latest first; without their blobs (sorted here).
+  const chunksReadingsSince = db.prepare<[number, number], Omit<ChunkRow, 'data'> & { last: number }>(
+    `SELECT id, entity, first, last FROM reading_history_chunks WHERE first > ? - ${CHUNK_MS} AND last >= ? AND n > 0 ORDER BY last DESC, entity DESC`,
   );
   const chunksBefore = db.prepare<[number, number], Omit<ChunkRow, 'data'>>(`SELECT id, entity, first FROM reading_history_chunks WHERE first < ? ORDER BY first, id LIMIT ?`);
   const chunksCount = db.prepare<[], { n: number }>(`SELECT coalesce(sum(n), 0) AS n FROM reading_history_chunks`);
 
   const open = (row: ChunkRow): OpenRawChunk => openRawChunk(row.data, row.first);
-  const rowOf = (entity: number, c: OpenRawChunk, i: number): RawRow => ({
-    seen_at: c.seens[i]!,
-    entity,
-    at: c.ats[i]!,
-    poll: c.polls[i]!,
-    shape: c.shapes[i]!,
-    vals: c.body.subarray(c.offs[i]!, c.offs[i + 1]!),
-  });
+  /** Row `i` of an open chunk of `entity`: its entry (raw-chunks.ts rawEntry) with the entity added, not copied. */
+  const rowOf = (entity: number, c: OpenRawChunk, i: number): RawRow => {
+    const row = rawEntry(c, i) as RawRow;
+    row.entity = entity;
+    return row;
+  };
 
   /** Writes an entity's rows (in storage order, one hour) as a chunk. */
   function put(entity: number, entries: readonly RawEntry[]): void {
@@ -185,66 +177,61 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
   /**
    * The rows stored in [lo, hi] of one sealed hour (chunks, and head rows stored late into it), in storage order, in
    * pages of at most `limit`: grouped by storage time (a poll's rows share one), each group by entity. The hour's
-   * chunks are opened a span at a time so that at most about `budget` stored bytes are held; a row's values stay in
-   * its chunk's body (the row's `vals` is a view) until its page is read.
+   * chunks are fetched in one statement and each opened (inflated) once; a row's values stay in its chunk's body (the
+   * row's `vals` is a view) until its page is read. So what a read holds is one hour's chunks opened: the rows its
+   * polls stored, their values (packed) and about 50 bytes of times, ids and offsets each. Reading it in shorter spans
+   * of storage time would not hold less: an entity's chunk holds its rows of the whole hour (a poll every few seconds
+   * or minutes), so every span needs nearly every chunk opened, its body whole.
    */
   function* sealedHour(hour: number, lo: number, hi: number, limit: number): Generator<RawRow[]> {
     const metas = hourMeta.all(hour, hour + CHUNK_MS - 1, lo, hi);
-    const size = metas.reduce((s, m) => s + m.size, 0);
-    const spans = Math.max(1, Math.ceil(size / budget));
-    const width = Math.ceil((hi - lo + 1) / spans);
-    // Within the budget: the hour's chunks in one statement (the same rows as `metas`), by id.
-    const whole = spans === 1 ? new Map(hourData.all(hour, hour + CHUNK_MS - 1, lo, hi).map((r) => [r.id, r.data])) : undefined;
-    for (let a = lo; a <= hi; a += width) {
-      const b = Math.min(hi, a + width - 1);
-      const chunks: Array<{ entity: number; c: OpenRawChunk }> = [];
-      for (const m of metas) {
-        if (m.first <= b && m.last >= a) chunks.push({ entity: m.entity, c: openRawChunk(whole?.get(m.id) ?? chunkData.get(m.id)!.data, m.first) });
-      }
-      // By storage time: [chunk index, row index] pairs, in entity order (chunks are). A poll's rows share a storage
-      // time, so the group of a chunk's i-th row is most often the previous chunk's i-th row's: looked up once.
-      const groups = new Map<number, number[]>();
-      const unsorted = new Set<number>();
-      const bySlot: Array<{ s: number; g: number[] }> = [];
-      for (let k = 0; k < chunks.length; k++) {
-        const { entity, c } = chunks[k]!;
-        for (let i = 0; i < c.n; i++) {
-          const s = c.seens[i]!;
-          if (s < a || s > b) continue;
-          const slot = bySlot[i];
-          let g: number[] | undefined;
-          if (slot && slot.s === s) g = slot.g;
-          else {
-            g = groups.get(s);
-            if (!g) groups.set(s, (g = []));
-            bySlot[i] = { s, g };
-          }
-          // Two chunks of one entity (rows stored late) may interleave within a storage time.
-          if (g.length > 0 && g[g.length - 2] !== k && chunks[g[g.length - 2]!]!.entity === entity) unsorted.add(s);
-          g.push(k, i);
+    // The same rows as `metas`, unordered, by id.
+    const data = new Map(hourData.all(hour, hour + CHUNK_MS - 1, lo, hi).map((r) => [r.id, r.data]));
+    const chunks = metas.map((m) => ({ entity: m.entity, c: openRawChunk(data.get(m.id)!, m.first) }));
+    data.clear();
+    // By storage time: [chunk index, row index] pairs, in entity order (chunks are). A poll's rows share a storage
+    // time, so the group of a chunk's i-th row is most often the previous chunk's i-th row's: looked up once.
+    const groups = new Map<number, number[]>();
+    const unsorted = new Set<number>();
+    const bySlot: Array<{ s: number; g: number[] }> = [];
+    for (let k = 0; k < chunks.length; k++) {
+      const { entity, c } = chunks[k]!;
+      for (let i = 0; i < c.n; i++) {
+        const s = c.seens[i]!;
+        if (s < lo || s > hi) continue;
+        const slot = bySlot[i];
+        let g: number[] | undefined;
+        if (slot && slot.s === s) g = slot.g;
+        else {
+          g = groups.get(s);
+          if (!g) groups.set(s, (g = []));
+          bySlot[i] = { s, g };
         }
+        // Two chunks of one entity (rows stored late) may interleave within a storage time.
+        if (g.length > 0 && g[g.length - 2] !== k && chunks[g[g.length - 2]!]!.entity === entity) unsorted.add(s);
+        g.push(k, i);
       }
-      const lateAt = new Map<number, RawRow[]>();
-      for (const page of headPages(a, b, limit)) {
-        for (const r of page) {
-          let late = lateAt.get(r.seen_at);
-          if (!late) lateAt.set(r.seen_at, (late = []));
-          late.push(r);
-          if (!groups.has(r.seen_at)) groups.set(r.seen_at, []);
-        }
+    }
+    const lateAt = new Map<number, RawRow[]>();
+    for (const page of headPages(lo, hi, limit)) {
+      for (const r of page) {
+        let late = lateAt.get(r.seen_at);
+        if (!late) lateAt.set(r.seen_at, (late = []));
+        late.push(r);
+        if (!groups.has(r.seen_at)) groups.set(r.seen_at, []);
       }
-      for (const s of [...groups.keys()].sort((x, y) => x - y)) {
-        const g = groups.get(s)!;
-        const extra = lateAt.get(s);
-        const rows: RawRow[] = extra ?? [];
-        for (let j = 0; j < g.length; j += 2) {
-          const { entity, c } = chunks[g[j]!]!;
-          rows.push(rowOf(entity, c, g[j + 1]!));
-          if (!extra && !unsorted.has(s) && rows.length >= limit) yield rows.splice(0);
-        }
-        if (extra || unsorted.has(s)) rows.sort((x, y) => (keyBefore(x, y) ? -1 : keyBefore(y, x) ? 1 : 0));
-        for (let j = 0; j < rows.length; j += limit) yield rows.slice(j, j + limit);
+    }
+    for (const s of [...groups.keys()].sort((x, y) => x - y)) {
+      const g = groups.get(s)!;
+      const extra = lateAt.get(s);
+      const rows: RawRow[] = extra ?? [];
+      for (let j = 0; j < g.length; j += 2) {
+        const { entity, c } = chunks[g[j]!]!;
+        rows.push(rowOf(entity, c, g[j + 1]!));
+        if (!extra && !unsorted.has(s) && rows.length >= limit) yield rows.splice(0);
       }
+      if (extra || unsorted.has(s)) rows.sort((x, y) => (keyBefore(x, y) ? -1 : keyBefore(y, x) ? 1 : 0));
+      for (let j = 0; j < rows.length; j += limit) yield rows.slice(j, j + limit);
     }
   }
 
@@ -334,23 +321,31 @@ export function createRawStore(db: Database.Database, opts: { hourBudget?: numbe
     }
   }
 
-  /** The newest row (vanished markers aside) in storage order, or undefined. */
+  /**
+   * The newest row (vanished markers aside) in storage order, or undefined: the head's newest, unless a chunk holds a
+   * newer one. That happens where a seal bounded by its row limit sealed the newest rows of some entities and left
+   * older rows of others in the head (and where everything is sealed). Usually the head holds rows stored after the
+   * hour of the latest chunk: two index seeks, no chunk opened. Else the chunks that may hold a newer row are taken
+   * latest first, and opened until one cannot: usually one.
+   */
   function last(): RawKey | undefined {
-    const head = headLast.get();
-    if (head) return head;
-    // Only chunks hold readings: the newest of the latest hour that has one.
-    let best: RawRow | undefined;
-    let hour: number | undefined;
-    for (const row of chunksReadingsDown.iterate()) {
-      if (hour !== undefined && chunkStart(row.first) < hour) break;
-      hour ??= chunkStart(row.first);
-      const c = open(row);
-      for (let i = c.n - 1; i >= 0; i--) {
-        if (c.shapes[i] === VANISHED) continue;
-        const r = rowOf(row.entity, c, i);
-        if (!best || keyBefore(best, r)) best = r;
-        break;
-      }
+    let best: RawKey | undefined = headLast.get();
+    const top = chunksTopFirst.get()?.t ?? null;
+    if (top === null) return best;
+    const hour = chunkStart(top);
+    if (best && best.seen_at >= hour + CHUNK_MS) return best;
+    // The newest row is stored at or after both the head's newest and the latest chunk's hour (the chunk holds a reading).
+    const floor = Math.max(hour, best?.seen_at ?? MIN);
+    for (const m of chunksReadingsSince.all(floor, floor)) {
+      // Neither this chunk's rows nor any after it (stored by the same time, of an entity not after it) come after the best.
+      if (best && keyBefore({ seen_at: m.last, entity: m.entity, at: MAX, poll: MAX }, best)) break;
+      const c = open({ ...m, data: chunkData.get(m.id)!.data });
+      // A chunk's rows are in storage order: its newest is its last reading.
+      let i = c.n - 1;
+      while (i >= 0 && c.shapes[i] === VANISHED) i--;
+      if (i < 0) continue;
+      const r: RawKey = { seen_at: c.seens[i]!, entity: m.entity, at: c.ats[i]!, poll: c.polls[i]! };
+      if (!best || keyBefore(best, r)) best = r;
     }
     return best && { seen_at: best.seen_at, entity: best.entity, at: best.at, poll: best.poll };
   }

@@ -20,7 +20,7 @@
 import type Database from 'better-sqlite3';
 import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
-import { chunkStart } from './bucket-chunks.js';
+import { chunkStart } from './chunk-form.js';
 import { createBucketStore } from './bucket-store.js';
 import { createRawStore, type RawRow } from './raw-store.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
@@ -264,6 +264,12 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
        OR EXISTS (SELECT 1 FROM reading_history n WHERE n.entity = latest_kept.entity AND n.shape != ${VANISHED}
                     AND (n.at > latest_kept.at OR (n.at = latest_kept.at AND n.seen_at > latest_kept.seen_at)))
        OR EXISTS (SELECT 1 FROM reading_history_chunks c WHERE c.entity = latest_kept.entity AND c.hi_at > latest_kept.at)`,
+  );
+  // Kept readings a chunk may hold a later revision of (a reading of the same time stored after): its columns cannot
+  // say whether its reading of that time is the later one, so the entity's newest reading (raw.newestOf) decides.
+  const keptTiedInChunks = db.prepare<[], { entity: number; at: number; seen_at: number }>(
+    `SELECT k.entity, k.at, k.seen_at FROM latest_kept k
+     WHERE EXISTS (SELECT 1 FROM reading_history_chunks c WHERE c.entity = k.entity AND c.hi_at = k.at AND c.last > k.seen_at)`,
   );
   // The newest shape is never deleted, so SQLite never gives a deleted shape's id to a new one (a save's signature of
   // the poll before holds shape ids).
@@ -662,6 +668,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
         }
       }
       dropStaleKept.run();
+      for (const k of keptTiedInChunks.all()) {
+        const n = raw.newestOf(k.entity);
+        if (n && (n.at > k.at || (n.at === k.at && n.seen_at > k.seen_at))) deleteKept.run(k.entity);
+      }
       return total;
     },
     pruneShapes: () =>
