@@ -368,12 +368,22 @@ export function shapeText(labels: Record<string, string>, fields: Record<string,
   return JSON.stringify(shape);
 }
 
-/** A reading's packed values (what {@link packReading} stores them as). */
-export function packValues(w: Writer, fields: Record<string, unknown>, at: number): Buffer {
-  for (const k of Object.keys(fields)) {
-    const v = fields[k];
-    if (isPacked(v)) writePacked(w, v, at);
-  }
+/** A reading's field keys in order and which of them are packed ({@link isPacked}), as a save's shape key found them. */
+export interface PackedLayout {
+  keys: readonly string[];
+  packed: readonly boolean[];
+}
+
+/** A reading's packed values (what {@link packReading} stores them as); `layout`, when given, says which fields they are. */
+export function packValues(w: Writer, fields: Record<string, unknown>, at: number, layout?: PackedLayout): Buffer {
+  if (layout) {
+    const { keys, packed } = layout;
+    for (let i = 0; i < keys.length; i++) if (packed[i]) writePacked(w, fields[keys[i]!], at);
+  } else
+    for (const k of Object.keys(fields)) {
+      const v = fields[k];
+      if (isPacked(v)) writePacked(w, v, at);
+    }
   return w.take();
 }
 
