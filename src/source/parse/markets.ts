@@ -108,7 +108,8 @@ function rawTime(r: Record<string, unknown>): number {
 
 /** The first hyphen-separated part of a market_id (`morpho-base-0x…` → `morpho`). */
 export function protocolOf(marketId: string): string {
-  return marketId.split('-')[0] ?? marketId;
+  const dash = marketId.indexOf('-'); // not split: an array and every part of every market's id, 10,000 a poll
+  return dash < 0 ? marketId : marketId.slice(0, dash);
 }
 
 /** Labels of a market reading; a label whose value is unknown is left out. */

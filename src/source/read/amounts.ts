@@ -4,11 +4,8 @@
  * are scaled with the token's decimals (rounded to the nearest base unit), so they need the decimals.
  * An integer is read as base units: a whole number of token units cannot be told from base units.
  */
-import { isWhole, shiftToInteger, toDecimal } from './decimal.js';
+import { PLAIN_INTEGER, isWhole, shiftToInteger, toDecimal } from './decimal.js';
 import { READ_ABSENT, fieldRead, isAbsent, type FieldRead, type ReadCode, type ReadSlot } from './result.js';
-
-/** Integer text that is already its own shortest decimal form (no sign, point, exponent or leading zero). */
-const PLAIN_INTEGER = /^(?:0|[1-9]\d*)$/;
 
 /** An amount as integer base units (decimal text), into a slot; `decimals` is the token's, null when unknown. */
 export function leanAmount(v: unknown, slot: ReadSlot, decimals: number | null): ReadCode {

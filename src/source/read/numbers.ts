@@ -14,6 +14,9 @@ export function toNumber(v: unknown): number | undefined {
 /** How a numeric string was sent. */
 const stringForm = (s: string): string => (s.includes('e') || s.includes('E') ? 'numeric string with exponent' : 'numeric string');
 
+/** True for the text of a hexadecimal, octal or binary integer (`0x1f`), which Number() reads and JSON never means. */
+const nonDecimal = (s: string): boolean => s.length > 2 && s.charCodeAt(0) === 48 && /[xXoObB]/.test(s[1]!);
+
 /** A finite number, or with `integer` an integer: `expected` says which in a rejection. */
 function numberInto(v: unknown, slot: ReadSlot, integer: boolean, expected: string): ReadCode {
   let n: number;
@@ -24,8 +27,9 @@ function numberInto(v: unknown, slot: ReadSlot, integer: boolean, expected: stri
   } else if (typeof v === 'string') {
     const s = v.trim();
     if (s === '') return READ_ABSENT;
-    if (!NUMERIC.test(s)) return slot.reject('not_a_number', expected);
     n = Number(s);
+    // Number() reads what NUMERIC matches, and else only 0x/0o/0b integers and Infinity (not finite, rejected below).
+    if (n !== n || nonDecimal(s)) return slot.reject('not_a_number', expected);
     form = stringForm(s);
   } else if (v === null || v === undefined) return READ_ABSENT;
   else return slot.reject('not_a_number', expected);

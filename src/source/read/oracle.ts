@@ -5,7 +5,7 @@
  * an integer at or above it is scaled (a scaled price is the price × 10^18 or more for any usual pair of
  * decimals, and no unit price is a thousand trillion).
  */
-import { isWhole, shiftToInteger, shiftToNumber, toDecimal } from './decimal.js';
+import { PLAIN_INTEGER, isWhole, shiftToInteger, shiftToNumber, toDecimal } from './decimal.js';
 import { READ_ABSENT, fieldRead, isAbsent, type FieldRead, type ReadCode, type ReadSlot } from './result.js';
 
 /** How oracle prices are sent (config `source.oracle_price`). */
@@ -25,6 +25,12 @@ export interface OraclePrice {
 
 /** Reads an oracle price into a slot; `loan`/`collateral` are the assets' decimals, null when unknown. */
 export function leanOraclePrice(v: unknown, slot: ReadSlot, mode: OraclePriceMode, loan: number | null, collateral: number | null): ReadCode {
+  // The usual scaled price, plain integer text (`1201175756309060000000000000000000000`): its text is its raw value and
+  // its digits with the shifted exponent its unit price, as the decimal arithmetic below gives them, without BigInt.
+  if (typeof v === 'string' && (mode === 'scaled' || (mode === 'auto' && v.length >= 16)) && PLAIN_INTEGER.test(v)) {
+    if (loan === null || collateral === null) return slot.reject('needs_decimals', "a scaled oracle price with the market's token decimals");
+    return slot.put({ raw: v, unit: Number(`${v}e${-(36 + loan - collateral)}`) }, 'scaled integer');
+  }
   if (isAbsent(v)) return READ_ABSENT;
   const d = toDecimal(v);
   if (!d) return slot.reject('not_a_price', 'an oracle price');
