@@ -193,6 +193,14 @@ describe('savePoll and latest', () => {
     store.readings.savePoll('markets', [{ ...market('m1', 3000, 0.9), labels: b.labels }, { ...market('m2', 3000, 0.9), labels: a.labels }], 3000);
     expect(shapes()).toBe(3);
   });
+
+  it('packs a reading whose labels give no shape key (not all strings) by its own fields, after one whose labels did', () => {
+    const a = reading('position', 'p1', 1000, { a: 1, b: 'x', c: '12' });
+    const b = { ...reading('position', 'p2', 1000, { b: 2, a: 'y', c: 'z' }), labels: { chain: null as unknown as string } };
+    store.readings.savePoll('positions', [a, b, a], 1000);
+    expect(store.readings.historyAt('position', 'p2', 5000)).toEqual(b);
+    expect(store.readings.historyAt('position', 'p1', 5000)).toEqual(a);
+  });
 });
 
 describe('historyAt', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { shapeText } from '../src/store/codec.js';
 import { shapeKeyer } from '../src/store/shape-key.js';
+import { hash32 } from '../src/simulator/random.js';
 
 type Parts = [Record<string, string>, Record<string, unknown>, Record<string, string>?];
 
@@ -46,5 +47,48 @@ describe('shape keys', () => {
     const key = shapeKeyer();
     expect(key({ a: undefined as unknown as string }, { v: 1 }, undefined)).toBeUndefined();
     expect(key({ a: null as unknown as string }, { v: 1 }, undefined)).toBeUndefined();
+  });
+});
+
+describe('shape keys over random readings', () => {
+  /** A seeded source of small random choices. */
+  const randomOf = (seed: number) => {
+    let i = 0;
+    return (n: number) => hash32(seed, i++) % n;
+  };
+  // Few choices each, so that many readings share a shape, and many differ from one by a single part.
+  const LABEL_KEYS = ['chain', 'asset'];
+  const LABEL_VALUES = ['base', '', '\ud800', 'a"b'];
+  const FIELD_KEYS = ['a', 'b', '__proto__', 'market'];
+  const VALUES: unknown[] = [0, 1, -0, 0.5, 1e21, null, undefined, true, '12', '-0', '-12', '012', '12x', '', { t: 1 }, [1]];
+  const REASONS = ['not_a_number', 'needs_decimals'];
+
+  function readingOf(pick: (n: number) => number): Parts {
+    const labels: Record<string, string> = {};
+    for (const k of LABEL_KEYS) if (pick(2)) labels[k] = LABEL_VALUES[pick(LABEL_VALUES.length)]!;
+    const fields: Record<string, unknown> = {};
+    const keys = FIELD_KEYS.filter(() => pick(2) === 1);
+    if (pick(2)) keys.reverse();
+    for (const k of keys) Object.defineProperty(fields, k, { value: VALUES[pick(VALUES.length)], enumerable: true, writable: true, configurable: true });
+    const unreadable: Record<string, string> | undefined = pick(3) === 0 ? {} : undefined;
+    if (unreadable && pick(2)) unreadable[keys[0] ?? 'a'] = REASONS[pick(REASONS.length)]!;
+    return [labels, fields, unreadable];
+  }
+
+  it('gives equal keys only to readings of equal shape text (20,000 seeded readings, one keyer)', () => {
+    const key = shapeKeyer();
+    const textOfKey = new Map<string, string>();
+    for (let seed = 1; seed <= 20_000; seed++) {
+      const parts = readingOf(randomOf(seed));
+      const k = key(...parts);
+      if (k === undefined) continue;
+      const text = shapeText(...parts);
+      const had = textOfKey.get(k);
+      if (had !== undefined) expect(text, `seed ${seed}: the key of ${had}`).toBe(had);
+      textOfKey.set(k, text);
+    }
+    // Not vacuous: many readings met a shape again.
+    expect(textOfKey.size).toBeLessThan(10_000);
+    expect(textOfKey.size).toBeGreaterThan(500);
   });
 });

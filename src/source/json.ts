@@ -6,28 +6,97 @@
  */
 import { setOwn } from '../own.js';
 
-// A JSON string (skipped as a whole, so digits inside strings are never touched) or a long integer
-// literal not part of a fraction or exponent.
-const LONG_INTEGER = /"(?:[^"\\]|\\.)*"|(?<![\w.+-])-?\d{16,}(?![\d.eE])/g;
+/** Fewest digits of an integer literal that is quoted: 2^53 has 16. */
+const LONG_DIGITS = 16;
 
-// The fast way: a long integer literal where JSON puts a value (at the start, or after `:`, `,` or `[`) and followed
-// by what ends one. It does not know about strings, so it also quotes such a run inside a string ("a,1234…]"); but
-// the quote it puts there ends that string early and a digit or `-` follows it, which JSON never allows after a
-// string: the text no longer parses, and the slow way (which skips strings whole) runs instead. So a text that
-// parses after the fast way had every long integer outside strings quoted, and nothing else changed.
-const LONG_INTEGER_VALUE = /(^|[:,[])(\s*)(-?\d{16,})(?=\s*(?:[,}\]]|$))/g;
+/** True for the character codes of a JSON number token: digits, `-`, `+`, `.`, `e`, `E`. */
+const inNumber = (c: number): boolean => (c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46 || c === 101 || c === 69;
+
+/**
+ * The end of the JSON string whose opening quote is at `open` (the index after its closing quote), or -1 when it is
+ * not closed. Found by `indexOf`, not character by character: a markets answer is mostly strings.
+ */
+function stringEnd(text: string, open: number): number {
+  for (let from = open + 1; ; ) {
+    const q = text.indexOf('"', from);
+    if (q < 0) return -1;
+    let slashes = 0;
+    while (text.charCodeAt(q - 1 - slashes) === 92 /* \ */) slashes++;
+    if (slashes % 2 === 0) return q + 1;
+    from = q + 1;
+  }
+}
+
+/**
+ * The end of the number token starting at `i` (a digit or `-`); pushes its start and end onto `spans` when it is an
+ * integer literal of {@link LONG_DIGITS} or more digits (no fraction, no exponent).
+ */
+function numberEnd(text: string, i: number, spans: number[]): number {
+  let j = i;
+  while (j < text.length && inNumber(text.charCodeAt(j))) j++;
+  let digits = j - i;
+  if (text.charCodeAt(i) === 45 /* - */) digits--;
+  if (digits >= LONG_DIGITS) {
+    let integer = true;
+    for (let k = j - digits; k < j && integer; k++) integer = text.charCodeAt(k) >= 48 && text.charCodeAt(k) <= 57;
+    if (integer) spans.push(i, j);
+  }
+  return j;
+}
+
+/** `text[from, to)` with the long integer literals at `spans` (start, end pairs, in order) quoted. */
+function quoted(text: string, from: number, to: number, spans: readonly number[]): string {
+  // The first span starting at or after `from`, by bisection over the pairs.
+  let lo = 0;
+  for (let hi = spans.length / 2; lo < hi; ) {
+    const mid = (lo + hi) >> 1;
+    if (spans[2 * mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  let k = 2 * lo;
+  if (k >= spans.length || spans[k]! >= to) return text.slice(from, to);
+  let out = '';
+  let at = from;
+  for (; k < spans.length && spans[k]! < to; k += 2) {
+    out += `${text.slice(at, spans[k])}"${text.slice(spans[k], spans[k + 1])}"`;
+    at = spans[k + 1]!;
+  }
+  return out + text.slice(at, to);
+}
+
+/**
+ * Where the long integer literals outside strings are (start, end pairs): one pass over the character codes that
+ * skips strings whole (a regex over the 9 MB of a markets answer took a third of JSON.parse's time, and a copy of the
+ * text; most answers have no such literal outside a string, and are parsed as they came).
+ */
+function longIntegers(text: string): number[] {
+  const spans: number[] = [];
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) {
+      i = stringEnd(text, i);
+      if (i < 0) break; // not JSON: JSON.parse says so
+    } else if ((c >= 48 && c <= 57) || c === 45) i = numberEnd(text, i, spans);
+    else i++;
+  }
+  return spans;
+}
 
 /** Parses JSON text; integer literals of 16+ digits become decimal strings. Throws SyntaxError like JSON.parse. */
 export function parseJsonExact(text: string): unknown {
   if (!/\d{16}/.test(text)) return JSON.parse(text);
+  const spans = longIntegers(text);
+  return spans.length === 0 ? JSON.parse(text) : parseQuoted(text, quoted(text, 0, text.length, spans));
+}
+
+/** JSON.parse of `exact` (the text with long integers quoted); a text that is not JSON fails with its own SyntaxError. */
+function parseQuoted(text: string, exact: string): unknown {
   try {
-    // One native replace: the slow way's callback for each of a markets answer's ~450,000 strings took 4× JSON.parse.
-    return JSON.parse(text.replace(LONG_INTEGER_VALUE, '$1$2"$3"'));
-  } catch {
-    // A long run of digits inside a string after `:`, `,` or `[` (see above), or a text that is not JSON at all: the
-    // slow way says what is wrong with the latter, with JSON.parse's own SyntaxError.
+    return JSON.parse(exact);
+  } catch (err) {
+    JSON.parse(text); // what is wrong with the text as it came
+    throw err;
   }
-  return JSON.parse(text.replace(LONG_INTEGER, (m) => (m.charCodeAt(0) === 34 /* " */ ? m : `"${m}"`)));
 }
 
 /** Texts shorter than this are parsed in one go (a list page of 500 rows is about 150 KB). */
@@ -47,11 +116,13 @@ interface BigArray {
 }
 
 /**
- * Finds the biggest array by one pass over the text that skips strings whole; undefined when there is none worth it or
- * the brackets do not match (the caller then parses the text in one go, which says what is wrong with it).
+ * Finds the biggest array by one pass over the text that skips strings whole, and the long integer literals outside
+ * strings on the way (start, end pairs); undefined when there is no array worth it or the brackets do not match (the
+ * caller then parses the text in one go, which says what is wrong with it).
  */
-function* findBigArray(text: string): Generator<void, BigArray | undefined, void> {
+function* findBigArray(text: string): Generator<void, { big: BigArray; spans: number[] } | undefined, void> {
   const stack: Array<{ array: boolean; start: number; starts: number[] | null }> = [];
+  const spans: number[] = [];
   let best: BigArray | undefined;
   let pause = SCAN_STEP;
   for (let i = 0; i < text.length; i++) {
@@ -61,18 +132,11 @@ function* findBigArray(text: string): Generator<void, BigArray | undefined, void
     }
     const c = text.charCodeAt(i);
     if (c === 34 /* " */) {
-      for (let from = i + 1; ; ) {
-        const q = text.indexOf('"', from);
-        if (q < 0) return undefined;
-        let slashes = 0;
-        while (text.charCodeAt(q - 1 - slashes) === 92 /* \ */) slashes++;
-        if (slashes % 2 === 0) {
-          i = q;
-          break;
-        }
-        from = q + 1;
-      }
-    } else if (c === 91 /* [ */) stack.push({ array: true, start: i, starts: stack.length < 4 ? [i + 1] : null });
+      const end = stringEnd(text, i);
+      if (end < 0) return undefined;
+      i = end - 1;
+    } else if ((c >= 48 && c <= 57) || c === 45 /* - */) i = numberEnd(text, i, spans) - 1;
+    else if (c === 91 /* [ */) stack.push({ array: true, start: i, starts: stack.length < 4 ? [i + 1] : null });
     else if (c === 123 /* { */) stack.push({ array: false, start: i, starts: null });
     else if (c === 44 /* , */) stack[stack.length - 1]?.starts?.push(i + 1);
     else if (c === 93 /* ] */ || c === 125 /* } */) {
@@ -81,7 +145,7 @@ function* findBigArray(text: string): Generator<void, BigArray | undefined, void
       if (top.starts && top.starts.length >= Math.max(MIN_ELEMENTS, (best?.starts.length ?? 0) + 1)) best = { start: top.start, end: i, starts: top.starts };
     }
   }
-  return stack.length === 0 ? best : undefined;
+  return stack.length === 0 && best ? { big: best, spans } : undefined;
 }
 
 /** Puts `value` where the skeleton holds the string `sentinel`; returns the result and how many places held it. */
@@ -110,8 +174,9 @@ function place(skeleton: unknown, sentinel: string, value: unknown): { value: un
  */
 export function* parseJsonExactSteps(text: string, chunkFrom = CHUNK_FROM): Generator<void, unknown, void> {
   if (text.length < chunkFrom) return parseJsonExact(text);
-  const big = yield* findBigArray(text);
-  if (!big) return parseJsonExact(text);
+  const found = yield* findBigArray(text);
+  if (!found) return parseJsonExact(text);
+  const { big, spans } = found;
   const sentinel = `\u0000lookout-parts-${Math.random().toString(36).slice(2)}`;
   try {
     const skeleton = parseJsonExact(text.slice(0, big.start) + JSON.stringify(sentinel) + text.slice(big.end + 1));
@@ -120,7 +185,8 @@ export function* parseJsonExactSteps(text: string, chunkFrom = CHUNK_FROM): Gene
     for (let i = 0; i < starts.length; i += ELEMENTS_PER_PARSE) {
       yield;
       const j = Math.min(starts.length, i + ELEMENTS_PER_PARSE);
-      const part = parseJsonExact(`[${text.slice(starts[i], j < starts.length ? starts[j]! - 1 : big.end)}]`) as unknown[];
+      // The long integers found by the scan quoted where they are: no second pass over the part.
+      const part = JSON.parse(`[${quoted(text, starts[i]!, j < starts.length ? starts[j]! - 1 : big.end, spans)}]`) as unknown[];
       if (part.length !== j - i) return parseJsonExact(text);
       for (const e of part) elements.push(e);
     }

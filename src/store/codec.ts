@@ -265,10 +265,25 @@ function writeDigits(w: Writer, v: string): void {
 
 /** Appends one value (anything {@link isPacked} accepts; other values are kept as text of their JSON). */
 export function writeValue(w: Writer, v: unknown, base: number): void {
+  if (typeof v === 'string' ? DIGITS.test(v) : v === null || v === undefined || typeof v === 'boolean' || typeof v === 'number') writePacked(w, v, base);
+  else writeText(w, v);
+}
+
+/**
+ * Appends a value {@link isPacked} accepted, without testing it again: a string is a decimal integer (a save knows which
+ * fields are packed from its shape key, and its memo and packed values write them by that).
+ */
+export function writePacked(w: Writer, v: unknown, base: number): void {
   if (v === null || v === undefined) return w.byte(T_NULL);
   if (typeof v === 'boolean') return w.byte(T_BOOL | ((v ? 1 : 0) << 3));
   if (typeof v === 'number') return writeNumber(w, Object.is(v, -0) ? 0 : v, base); // -0 as JSON stored it
-  if (typeof v === 'string' && v !== '-0' && DIGITS.test(v)) return writeDigits(w, v);
+  // "-0" is the one decimal integer string its digits cannot give back: kept as text.
+  if (typeof v === 'string' && v !== '-0') return writeDigits(w, v);
+  writeText(w, v);
+}
+
+/** Appends a value as text: a string as it is, anything else as its JSON. */
+function writeText(w: Writer, v: unknown): void {
   const text = Buffer.from(typeof v === 'string' ? v : JSON.stringify(v), 'utf8');
   w.byte(T_TEXT | ((typeof v === 'string' ? 0 : 1) << 3));
   w.varint(text.length);
@@ -364,15 +379,22 @@ export function shapeText(labels: Record<string, string>, fields: Record<string,
   return JSON.stringify(shape);
 }
 
-/** A reading's packed values (what {@link packReading} stores them as). */
-export function packValues(w: Writer, fields: Record<string, unknown>, at: number): Buffer {
-  for (const k of Object.keys(fields)) {
-    const v = fields[k];
-    if (!isPacked(v)) continue;
-    // A digit string isPacked has just tested goes straight to its writer (writeValue would test it again).
-    if (typeof v === 'string' && v !== '-0') writeDigits(w, v);
-    else writeValue(w, v, at);
-  }
+/** A reading's field keys in order and which of them are packed ({@link isPacked}), as a save's shape key found them. */
+export interface PackedLayout {
+  keys: readonly string[];
+  packed: readonly boolean[];
+}
+
+/** A reading's packed values (what {@link packReading} stores them as); `layout`, when given, says which fields they are. */
+export function packValues(w: Writer, fields: Record<string, unknown>, at: number, layout?: PackedLayout): Buffer {
+  if (layout) {
+    const { keys, packed } = layout;
+    for (let i = 0; i < keys.length; i++) if (packed[i]) writePacked(w, fields[keys[i]!], at);
+  } else
+    for (const k of Object.keys(fields)) {
+      const v = fields[k];
+      if (isPacked(v)) writePacked(w, v, at);
+    }
   return w.take();
 }
 

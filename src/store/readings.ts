@@ -24,7 +24,7 @@ import { chunkStart } from './chunk-form.js';
 import { createBucketStore } from './bucket-store.js';
 import { createRawStore, type RawRow } from './raw-store.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
-import { isPacked, packReading, packValues, pickPlanOf, Reader, shapeText, unpackFields, unpackPlanned, writeValue, Writer, type FieldPick, type PickPlan, type Shape } from './codec.js';
+import { packReading, packValues, pickPlanOf, Reader, shapeText, unpackFields, unpackPlanned, writePacked, Writer, type FieldPick, type PackedLayout, type PickPlan, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
 import { shapeKeyer } from './shape-key.js';
 import { StoreError } from './errors.js';
@@ -390,12 +390,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
    * position's memo is ~40 bytes where its ids and names made it ~150. One string, not an object holding the time
    * and the values (56 bytes more an entity).
    */
-  function memoOf(fields: Record<string, unknown>, at: number, shape: number): string {
+  function memoOf(fields: Record<string, unknown>, at: number, shape: number, { keys, packed }: PackedLayout): string {
     w.varint(shape);
-    for (const k of Object.keys(fields)) {
-      const v = fields[k];
-      if (!MOVING.has(k) && isPacked(v)) writeValue(w, v, 0);
-    }
+    for (let i = 0; i < keys.length; i++) if (packed[i] && !MOVING.has(keys[i]!)) writePacked(w, fields[keys[i]!], 0);
     w.f64(at);
     return w.takeKey();
   }
@@ -447,9 +444,11 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const labels = r.labels ?? {};
       const fields = r.fields ?? {};
       const shapeId = shapeIdOf(labels, fields, r.unreadable);
+      // Which fields are packed, as the shape key found them: the memo and the packed values are written by it.
+      const layout = keyOfShape.last;
       const last = before?.get(entityId);
       // A snapshot may move on in time with the same values; any other reading must also keep its time.
-      const memo = memoOf(fields, r.at, shapeId);
+      const memo = memoOf(fields, r.at, shapeId, layout);
       const unchanged = last !== undefined && sameValues(last, memo) && (SNAPSHOT_KINDS.has(r.kind) ? r.at >= timeOf(last) : r.at === timeOf(last));
       const seen = current.get(entityId);
       // Which poll returned the entity last is written only when it changes: an entity this poll did not return last
@@ -457,7 +456,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       if (seen === undefined && (before?.has(entityId) !== true || others.some((batch) => batch.has(entityId)))) own.run(entityId, pollId);
       if (seen === undefined || r.at >= timeOf(seen)) current.set(entityId, memo);
       // Packed only when stored: most readings of a positions poll are as the poll last returned them.
-      if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packValues(w, fields, r.at)).changes > 0) inserted++;
+      if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packValues(w, fields, r.at, layout)).changes > 0) inserted++;
     }
     for (const id of before?.keys() ?? []) {
       if (++n % ROWS_PER_STEP === 0) yield;

@@ -16,7 +16,7 @@
  * that costs a lookup in the database, never a wrong id.
  */
 import { hash } from 'node:crypto';
-import { isPacked } from './codec.js';
+import { isPacked, type PackedLayout } from './codec.js';
 
 interface Layout {
   no: number;
@@ -36,12 +36,23 @@ const sameKeys = (a: readonly string[], b: readonly string[]) => {
   return true;
 };
 
+/** A reading's shape key (undefined when its labels are not all strings), and the layout of its fields. */
+export interface ShapeKeyer {
+  (labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined): string | undefined;
+  /**
+   * The field keys of the reading keyed last and which are packed, valid until the next call: a save packs and
+   * remembers the reading's values by them, without testing each value again.
+   */
+  readonly last: PackedLayout;
+}
+
 /** Builds a keyer; its state is only the layouts it has seen. */
-export function shapeKeyer(): (labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined) => string | undefined {
+export function shapeKeyer(): ShapeKeyer {
   const recent: Layout[] = [];
   const numbered = new Map<string, number>();
   let next = 0;
   const dyn: boolean[] = [];
+  const last = { keys: [] as string[], packed: dyn };
 
   function layoutOf(labelKeys: string[], keys: string[]): Layout {
     for (let i = 0; i < recent.length; i++) {
@@ -70,24 +81,23 @@ export function shapeKeyer(): (labels: Record<string, string>, fields: Record<st
     return l;
   }
 
-  return (labels, fields, unreadable) => {
-    const labelKeys = Object.keys(labels);
+  const key = (labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined): string | undefined => {
     const keys = Object.keys(fields);
+    // The fields' layout first: it is the save's to use whether or not the labels give a key.
+    dyn.length = keys.length;
+    for (let i = 0; i < keys.length; i++) dyn[i] = isPacked(fields[keys[i]!]);
+    last.keys = keys;
+    const labelKeys = Object.keys(labels);
     const values: unknown[] = [];
     for (let i = 0; i < labelKeys.length; i++) {
       const v = labels[labelKeys[i]!];
       if (typeof v !== 'string') return undefined;
       values.push(v);
     }
-    dyn.length = keys.length;
-    for (let i = 0; i < keys.length; i++) {
-      const v = fields[keys[i]!];
-      const packed = isPacked(v);
-      dyn[i] = packed;
-      if (!packed) values.push(v);
-    }
+    for (let i = 0; i < keys.length; i++) if (!dyn[i]) values.push(fields[keys[i]!]);
     values.push(unreadable && Object.keys(unreadable).length > 0 ? unreadable : null);
     const layout = layoutOf(labelKeys, keys);
     return hash('sha256', `${layout.no}${JSON.stringify(values)}`, 'binary');
   };
+  return Object.assign(key, { last });
 }

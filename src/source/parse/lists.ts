@@ -6,68 +6,79 @@
  */
 import type { Reading, Rejection } from '../../model.js';
 import { normalizeExtra } from '../values.js';
-import { readAmount } from '../read/amounts.js';
-import { readBoolean } from '../read/booleans.js';
-import { FieldReader, isObject, unreadableOf } from '../read/fields.js';
-import { readInteger, readNumber, readString } from '../read/numbers.js';
-import type { FieldRead } from '../read/result.js';
-import { mergeSeen, type SeenForms } from '../read/seen.js';
-import { readTime } from '../read/times.js';
+import { leanAmount } from '../read/amounts.js';
+import { leanBoolean } from '../read/booleans.js';
+import { RowReader, isObject, unreadableOf } from '../read/fields.js';
+import { leanInteger, leanNumber, leanString } from '../read/numbers.js';
+import type { LeanReader } from '../read/result.js';
+import { FormCounts, type SeenForms } from '../read/seen.js';
+import { leanTime } from '../read/times.js';
 import { ROWS_PER_STEP, runSync, type Steps } from '../../yielding.js';
 import { setOwn } from '../../own.js';
 
 /** The list kinds this module reads. */
 export type ListKind = 'position' | 'asset' | 'holding';
 
-type Reader = (v: unknown) => FieldRead<unknown>;
-
+/** The fields of a row read so far (its extras, then the known fields; see {@link readRow}). */
 type Row = Record<string, unknown> & {
   id: string | null;
   wallet: string | null;
-  wallet_address: string | null;
   chain: string | null;
   protocol: string | null;
   asset: string | null;
-  symbol: string | null;
-  timestamp: number | null;
-  updated_at: number | null;
-  created_at: number | null;
   position_id?: string | null;
   type?: string | null;
   token_address?: string | null;
   verified?: boolean | null;
 };
-const common: Record<string, Reader> = {
-  id: readString,
-  wallet: readString,
-  wallet_address: readString,
-  chain: readString,
-  protocol: readString,
-  asset: readString,
-  symbol: readString,
-  value_usd: readNumber,
-  timestamp: readTime,
-  updated_at: readTime,
-  created_at: readTime,
+const common: Record<string, LeanReader> = {
+  id: leanString,
+  wallet: leanString,
+  wallet_address: leanString,
+  chain: leanString,
+  protocol: leanString,
+  asset: leanString,
+  symbol: leanString,
+  value_usd: leanNumber,
+  timestamp: leanTime,
+  updated_at: leanTime,
+  created_at: leanTime,
 };
 
 /** The fields each kind reads itself (`balance` is read with the row's decimals); the rest are extras. */
-const readers: Record<ListKind, Record<string, Reader>> = {
-  position: { ...common, nav_usd: readNumber, pnl_usd: readNumber, verified: readBoolean },
-  asset: { ...common, position_id: readString, type: readString, token_address: readString, decimals: readInteger, price_usd: readNumber },
-  holding: { ...common, token_address: readString, decimals: readInteger, price_usd: readNumber },
+const readers: Record<ListKind, Record<string, LeanReader>> = {
+  position: { ...common, nav_usd: leanNumber, pnl_usd: leanNumber, verified: leanBoolean },
+  asset: { ...common, position_id: leanString, type: leanString, token_address: leanString, decimals: leanInteger, price_usd: leanNumber },
+  holding: { ...common, token_address: leanString, decimals: leanInteger, price_usd: leanNumber },
 };
 
-/** {@link readers} as lists, made once: a positions poll reads 50,000 rows. */
-const readerLists = Object.fromEntries(Object.entries(readers).map(([kind, r]) => [kind, Object.entries(r)])) as Record<ListKind, Array<[string, Reader]>>;
+/**
+ * Read fields a reading does not keep where they were read: the alternative names of wallet and asset, and the
+ * times, which a reading keeps last and only when known. Their place in {@link Held}.
+ */
+const HELD = ['wallet_address', 'symbol', 'timestamp', 'updated_at', 'created_at'] as const;
+type Held = [wallet_address: string | null, symbol: string | null, timestamp: number | null, updated_at: number | null, created_at: number | null];
 
-/** Reads one row's known fields on its own; unreadable ones are null and field rejections. */
-function readRow(kind: ListKind, raw: Record<string, unknown>, fr: FieldReader): Row {
+/** {@link readers} as lists, made once (a positions poll reads 50,000 rows): field, reader, and its place among the held or -1. */
+const readerLists = Object.fromEntries(
+  Object.entries(readers).map(([kind, r]) => [kind, Object.entries(r).map(([k, reader]) => [k, reader, (HELD as readonly string[]).indexOf(k)] as const)]),
+) as unknown as Record<ListKind, ReadonlyArray<readonly [string, LeanReader, number]>>;
+
+/**
+ * Reads one row's fields on its own into the fields of its reading: extras as they came (normalized), then the known
+ * fields in {@link readers} order, except the {@link HELD} ones, which go to `held`; unreadable ones are null and
+ * field rejections.
+ */
+function readRow(kind: ListKind, raw: Record<string, unknown>, fr: RowReader, held: Held): Row {
   const out: Record<string, unknown> = {};
   const known = readers[kind];
   for (const k in raw) if (Object.hasOwn(raw, k) && !Object.hasOwn(known, k) && k !== 'balance') setOwn(out, k, normalizeExtra(raw[k]));
-  for (const [k, reader] of readerLists[kind]) out[k] = fr.read(k, reader);
-  if (kind !== 'position') out.balance = fr.read('balance', (v) => readAmount(v, out.decimals as number | null));
+  for (const [k, reader, at] of readerLists[kind]) {
+    const v = fr.read(k, raw[k], reader);
+    if (at < 0) out[k] = v;
+    else held[at] = v as never;
+  }
+  if (kind !== 'position') out.balance = fr.took('balance', raw.balance, leanAmount(raw.balance, fr.slot, out.decimals as number | null));
   return out as Row;
 }
 
@@ -84,23 +95,25 @@ function entityOf(kind: ListKind, r: Row, wallet: string | null, asset: string |
   return joinPresent([wallet, r.chain, token]);
 }
 
+/** Puts a label when its value is a non-empty string. */
+function put(out: Record<string, string>, k: string, v: unknown): void {
+  if (typeof v === 'string' && v !== '') out[k] = v;
+}
+
 /** The row's labels: chain, protocol, asset, wallet (and the kind's own), each only when it is a non-empty string. */
 function labelsOf(kind: ListKind, r: Row, wallet: string | null, asset: string | null): Record<string, string> {
   const out: Record<string, string> = {};
-  const put = (k: string, v: unknown) => {
-    if (typeof v === 'string' && v !== '') out[k] = v;
-  };
-  put('chain', r.chain);
-  put('protocol', r.protocol);
-  put('asset', asset);
-  put('wallet', wallet);
+  put(out, 'chain', r.chain);
+  put(out, 'protocol', r.protocol);
+  put(out, 'asset', asset);
+  put(out, 'wallet', wallet);
   if (kind === 'position') {
-    if (r.id) put('position_id', r.id);
-    if (r.verified !== null && r.verified !== undefined) put('verified', String(r.verified));
+    if (r.id) put(out, 'position_id', r.id);
+    if (r.verified !== null && r.verified !== undefined) put(out, 'verified', String(r.verified));
   }
   if (kind === 'asset') {
-    put('position_id', r.position_id);
-    put('type', r.type);
+    put(out, 'position_id', r.position_id);
+    put(out, 'type', r.type);
   }
   return out;
 }
@@ -127,7 +140,9 @@ export function listReader(kind: ListKind, pollTime: number): { add(rows: readon
   const readings: Reading[] = [];
   const rejected: Rejection[] = [];
   const seen = new Set<string>();
-  const forms: SeenForms = {};
+  const forms = new FormCounts();
+  const fr = new RowReader(forms);
+  const held: Held = [null, null, null, null, null];
   function* add(rows: readonly unknown[]): Steps<void> {
     let n = 0;
     for (const raw of rows) {
@@ -136,11 +151,12 @@ export function listReader(kind: ListKind, pollTime: number): { add(rows: readon
         rejected.push({ reason: 'missing_id', detail: `${kind} row that is not an object` });
         continue;
       }
-      const fr = new FieldReader(raw, '');
-      const r = readRow(kind, raw, fr);
-      const wallet = r.wallet ?? r.wallet_address;
-      const asset = r.asset ?? r.symbol;
-      const entity = entityOf(kind, r, wallet, asset);
+      fr.start('');
+      const fields = readRow(kind, raw, fr, held);
+      const [walletAddress, symbol, timestamp, updatedAt, createdAt] = held;
+      const wallet = fields.wallet ?? walletAddress;
+      const asset = fields.asset ?? symbol;
+      const entity = entityOf(kind, fields, wallet, asset);
       if (!entity) {
         rejected.push({ reason: 'missing_id', detail: `${kind} row with no id, wallet, chain, protocol or asset` });
         continue;
@@ -150,18 +166,19 @@ export function listReader(kind: ListKind, pollTime: number): { add(rows: readon
         continue;
       }
       seen.add(entity);
-      for (const f of fr.rejected) rejected.push({ ...f, entity });
-      mergeSeen(forms, fr.seen);
-      const { wallet_address: _wa, symbol: _sym, timestamp, updated_at, created_at, ...rest } = r;
-      const fields: Record<string, unknown> = rest;
+      if (fr.rejected.length > 0) for (const f of fr.rejectedAs(entity)) rejected.push(f);
+      fr.keep();
+      const labels = labelsOf(kind, fields, wallet, asset);
       fields.wallet = wallet;
       fields.asset = asset;
-      if (kind !== 'position' && r.symbol !== null) fields.symbol = r.symbol;
+      if (kind !== 'position' && symbol !== null) fields.symbol = symbol;
       if (timestamp !== null) fields.timestamp = timestamp;
-      if (updated_at !== null) fields.updated_at = updated_at;
-      if (created_at !== null) fields.created_at = created_at;
-      readings.push({ kind, entity, at: timestamp ?? updated_at ?? created_at ?? pollTime, labels: labelsOf(kind, r, wallet, asset), fields, ...unreadableOf(fr.rejected) });
+      if (updatedAt !== null) fields.updated_at = updatedAt;
+      if (createdAt !== null) fields.created_at = createdAt;
+      const reading: Reading = { kind, entity, at: timestamp ?? updatedAt ?? createdAt ?? pollTime, labels, fields };
+      if (fr.rejected.length > 0) Object.assign(reading, unreadableOf(fr.rejected));
+      readings.push(reading);
     }
   }
-  return { add, result: () => ({ readings, rejected, seen: forms }) };
+  return { add, result: () => ({ readings, rejected, seen: forms.toSeenForms() }) };
 }

@@ -5,12 +5,13 @@
  * that cannot be read is unknown for this reading and a field rejection.
  */
 import type { MarketFields, MarketInfo, Reading, Rejection } from '../../model.js';
-import { readAmount } from '../read/amounts.js';
-import { FieldReader, isObject, unreadableOf } from '../read/fields.js';
-import { readInteger, readNumber, readString } from '../read/numbers.js';
-import { readOraclePrice, type OraclePriceMode } from '../read/oracle.js';
-import { readTime, toEpochMs } from '../read/times.js';
-import { mergeSeen, type SeenForms } from '../read/seen.js';
+import { leanAmount } from '../read/amounts.js';
+import { RowReader, isObject, unreadableOf } from '../read/fields.js';
+import { leanInteger, leanNumber, leanString } from '../read/numbers.js';
+import { leanOraclePrice, type OraclePrice, type OraclePriceMode } from '../read/oracle.js';
+import { READ_VALUE, ReadSlot } from '../read/result.js';
+import { leanTime, toEpochMs } from '../read/times.js';
+import { FormCounts, type SeenForms } from '../read/seen.js';
 import { ROWS_PER_STEP, runSync, type Steps } from '../../yielding.js';
 
 /** How parsing is told what the service's encodings cannot say. */
@@ -29,29 +30,33 @@ export interface MarketParseOptions {
 const INFO_STRINGS = ['chain', 'loan_asset', 'loan_asset_symbol', 'collateral_asset', 'collateral_asset_symbol', 'market_address', 'oracle'] as const;
 const INFO_INTEGERS = ['loan_asset_decimals', 'collateral_asset_decimals'] as const;
 
+/** The slot of the reads outside a row's own (a row's market_id, what it tells of its market). */
+const SLOT = new ReadSlot();
+
+/** A row's usable market_id, else undefined. */
+function marketIdOf(row: Record<string, unknown>): string | undefined {
+  return leanString(row.market_id, SLOT) === READ_VALUE ? (SLOT.value as string) : undefined;
+}
+
 /** The readable members of a raw row's nested market object, merged over what was known. */
 function learnMarket(r: Record<string, unknown>, known: MarketInfo | undefined): MarketInfo | undefined {
   if (!isObject(r.market)) return known;
   const m = r.market;
-  const out: MarketInfo = { ...(known ?? emptyInfo()) };
-  let changed = known === undefined;
+  let out = known;
   for (const k of INFO_STRINGS) {
-    const v = readString(m[k]);
-    if (v.ok && v.value !== null && v.value !== out[k]) {
-      out[k] = v.value;
-      changed = true;
-    }
+    if (leanString(m[k], SLOT) !== READ_VALUE || SLOT.value === out?.[k]) continue;
+    out = out === known ? { ...(known ?? emptyInfo()) } : out;
+    out![k] = SLOT.value as string;
   }
   for (const k of INFO_INTEGERS) {
-    const v = readInteger(m[k]);
-    if (v.ok && v.value !== null && v.value !== out[k]) {
-      out[k] = v.value;
-      changed = true;
-    }
+    if (leanInteger(m[k], SLOT) !== READ_VALUE || SLOT.value === out?.[k]) continue;
+    out = out === known ? { ...(known ?? emptyInfo()) } : out;
+    out![k] = SLOT.value as number;
   }
+  if (out === undefined) out = emptyInfo();
   // What was known, when the row told nothing new (every poll, for every market): the daemon keeps this map, and a
   // copy per market and poll, with the poll's own strings, was 4 MB at SPEC §8 scale for the old generation to collect.
-  return changed ? out : known;
+  return out;
 }
 
 /**
@@ -70,11 +75,11 @@ export function* marketsWithoutDecimalsSteps(rows: readonly unknown[], known: Ma
   for (const row of rows) {
     if (++n % ROWS_PER_STEP === 0) yield;
     if (!isObject(row)) continue;
-    const id = readString(row.market_id);
-    if (!id.ok || id.value === null) continue;
-    ids.add(id.value);
-    const info = learnMarket(row, known.get(id.value));
-    if (info) known.set(id.value, info);
+    const id = marketIdOf(row);
+    if (id === undefined) continue;
+    ids.add(id);
+    const info = learnMarket(row, known.get(id));
+    if (info) known.set(id, info);
   }
   return [...ids].filter((id) => {
     const k = known.get(id);
@@ -103,7 +108,8 @@ function rawTime(r: Record<string, unknown>): number {
 
 /** The first hyphen-separated part of a market_id (`morpho-base-0x…` → `morpho`). */
 export function protocolOf(marketId: string): string {
-  return marketId.split('-')[0] ?? marketId;
+  const dash = marketId.indexOf('-'); // not split: an array and every part of every market's id, 10,000 a poll
+  return dash < 0 ? marketId : marketId.slice(0, dash);
 }
 
 /** Labels of a market reading; a label whose value is unknown is left out. */
@@ -119,11 +125,14 @@ function marketLabels(f: MarketFields): Record<string, string> {
   return out;
 }
 
+/** The field names of the nested `market` object's members, made once (not a new `market.x` text per read). */
+const INFO_FIELD = Object.fromEntries([...INFO_STRINGS, ...INFO_INTEGERS].map((k) => [k, `market.${k}`])) as Record<keyof MarketInfo, string>;
+
 /** Reads the nested `market` object (absent → every member unknown). */
-function readMarketInfo(raw: unknown, fr: FieldReader): MarketInfo {
+function readMarketInfo(raw: unknown, fr: RowReader): MarketInfo {
   const m = isObject(raw) ? raw : {};
-  const s = (k: string) => fr.read(`market.${k}`, readString, m[k]);
-  const i = (k: string) => fr.read(`market.${k}`, readInteger, m[k]);
+  const s = (k: keyof MarketInfo) => fr.read(INFO_FIELD[k], m[k], leanString) as string | null;
+  const i = (k: keyof MarketInfo) => fr.read(INFO_FIELD[k], m[k], leanInteger) as number | null;
   return {
     chain: s('chain'),
     loan_asset: s('loan_asset'),
@@ -137,37 +146,33 @@ function readMarketInfo(raw: unknown, fr: FieldReader): MarketInfo {
   };
 }
 
-/** Reads one attributed metrics row field by field. */
-export function parseMetricsRow(
-  marketId: string,
-  r: Record<string, unknown>,
-  opts: MarketParseOptions = {},
-): { fields: MarketFields; rejected: Rejection[]; seen: string[] } {
-  const fr = new FieldReader(r, marketId);
+/** Reads one attributed metrics row field by field, with `fr` started on the row's market (its rejections there). */
+function parseMetricsRow(marketId: string, r: Record<string, unknown>, fr: RowReader, opts: MarketParseOptions): MarketFields {
   const market = fillFrom(readMarketInfo(r.market, fr), opts.known?.get(marketId));
   const loanDec = market.loan_asset_decimals;
   const collDec = market.collateral_asset_decimals;
-  const oracle = fr.read('oracle_price', (v) => readOraclePrice(v, opts.oraclePrice ?? 'auto', loanDec, collDec));
-  const fields: MarketFields = {
+  const oracle = fr.took('oracle_price', r.oracle_price, leanOraclePrice(r.oracle_price, fr.slot, opts.oraclePrice ?? 'auto', loanDec, collDec)) as OraclePrice | null;
+  const num = (k: string) => fr.read(k, r[k], leanNumber) as number | null;
+  const time = (k: string) => fr.read(k, r[k], leanTime) as number | null;
+  return {
     market_id: marketId,
-    id: fr.read('id', readString),
-    block: fr.read('block', readInteger),
-    utilization: fr.read('utilization', readNumber),
-    borrow_apy: fr.read('borrow_apy', readNumber),
-    supply_apy: fr.read('supply_apy', readNumber),
+    id: fr.read('id', r.id, leanString) as string | null,
+    block: fr.read('block', r.block, leanInteger) as number | null,
+    utilization: num('utilization'),
+    borrow_apy: num('borrow_apy'),
+    supply_apy: num('supply_apy'),
     oracle_price: oracle?.raw ?? null,
     oracle_price_scaled: oracle?.unit ?? null,
-    service_price: fr.read('service_price', readNumber),
-    total_borrowed: fr.read('total_borrowed', (v) => readAmount(v, loanDec)),
-    total_supplied: fr.read('total_supplied', (v) => readAmount(v, loanDec)),
-    total_borrowed_usd: fr.read('total_borrowed_usd', readNumber),
-    total_supplied_usd: fr.read('total_supplied_usd', readNumber),
-    created_at: fr.read('created_at', readTime),
-    oracle_last_update: fr.read('oracle_last_update', readTime),
-    timestamp: fr.read('timestamp', readTime),
+    service_price: num('service_price'),
+    total_borrowed: fr.took('total_borrowed', r.total_borrowed, leanAmount(r.total_borrowed, fr.slot, loanDec)) as string | null,
+    total_supplied: fr.took('total_supplied', r.total_supplied, leanAmount(r.total_supplied, fr.slot, loanDec)) as string | null,
+    total_borrowed_usd: num('total_borrowed_usd'),
+    total_supplied_usd: num('total_supplied_usd'),
+    created_at: time('created_at'),
+    oracle_last_update: time('oracle_last_update'),
+    timestamp: time('timestamp'),
     market,
   };
-  return { fields, rejected: fr.rejected, seen: fr.seen };
 }
 
 /** Turns the rows of one or more metrics queries into market readings (newest row per market), rejections and the forms seen. */
@@ -182,31 +187,34 @@ export function* marketReadingsSteps(rows: readonly unknown[], pollTime: number,
   let n = 0;
   const newest = new Map<string, { row: Record<string, unknown>; t: number }>();
   const rejected: Rejection[] = [];
-  const seen: SeenForms = {};
   for (const row of rows) {
     if (++n % ROWS_PER_STEP === 0) yield;
-    const id = isObject(row) ? readString(row.market_id) : undefined;
-    if (!isObject(row) || !id?.ok || id.value === null) {
+    const id = isObject(row) ? marketIdOf(row) : undefined;
+    if (!isObject(row) || id === undefined) {
       rejected.push({ reason: 'missing_id', detail: 'metrics row without a usable market_id' });
       continue;
     }
     if (opts.known && isObject(row.market)) {
-      const info = learnMarket(row, opts.known.get(id.value));
-      if (info) opts.known.set(id.value, info);
+      const info = learnMarket(row, opts.known.get(id));
+      if (info) opts.known.set(id, info);
     }
     const t = rawTime(row);
-    const had = newest.get(id.value);
-    if (!had || t > had.t) newest.set(id.value, { row, t });
+    const had = newest.get(id);
+    if (!had || t > had.t) newest.set(id, { row, t });
   }
   const readings: Reading[] = [];
+  const forms = new FormCounts();
+  const fr = new RowReader(forms);
   for (const [entity, { row }] of newest) {
     if (++n % ROWS_PER_STEP === 0) yield;
-    const parsed = parseMetricsRow(entity, row, opts);
-    rejected.push(...parsed.rejected);
-    mergeSeen(seen, parsed.seen);
-    const f = parsed.fields;
+    fr.start(entity);
+    const f = parseMetricsRow(entity, row, fr, opts);
+    fr.keep();
+    for (const r of fr.rejected) rejected.push(r);
     // A row whose times cannot be read falls back to the poll's time; the field rejection flags it.
-    readings.push({ kind: 'market', entity, at: f.timestamp ?? f.created_at ?? pollTime, labels: marketLabels(f), fields: { ...f }, ...unreadableOf(parsed.rejected) });
+    const reading: Reading = { kind: 'market', entity, at: f.timestamp ?? f.created_at ?? pollTime, labels: marketLabels(f), fields: f as unknown as Reading['fields'] };
+    if (fr.rejected.length > 0) Object.assign(reading, unreadableOf(fr.rejected));
+    readings.push(reading);
   }
-  return { readings, rejected, seen };
+  return { readings, rejected, seen: forms.toSeenForms() };
 }

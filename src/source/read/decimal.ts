@@ -1,6 +1,9 @@
 /** Exact decimal text arithmetic for amounts and prices: no float ever holds a 30-digit number. */
 import { NUMERIC } from './result.js';
 
+/** Integer text that is already its own shortest decimal form (no sign, point, exponent or leading zero). */
+export const PLAIN_INTEGER = /^(?:0|[1-9]\d*)$/;
+
 /** An exact decimal: sign × digits × 10^exp. */
 export interface Decimal {
   negative: boolean;

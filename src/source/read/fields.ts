@@ -1,6 +1,12 @@
 /** Reads a row field by field: each field on its own, an unreadable one becomes unknown and a field rejection. */
 import type { Rejection } from '../../model.js';
-import { fingerprint, type FieldRead } from './result.js';
+import { fingerprint, preview, READ_UNREADABLE, READ_VALUE, ReadSlot, type FieldRead, type LeanReader, type ReadCode } from './result.js';
+import type { FormCounts } from './seen.js';
+
+/** The rejection of `field` of `entity`, sent `raw`: `detail` says what was expected and what came. */
+function rejectionOf(entity: string, field: string, reason: string, detail: string, raw: unknown): Rejection {
+  return { reason, entity, field, detail: `${field}: ${detail}`, sent: fingerprint(raw) };
+}
 
 /** Collects field rejections and the representation each field was seen in, for one row. */
 export class FieldReader {
@@ -24,11 +30,70 @@ export class FieldReader {
     const r = reader(raw);
     const field = this.prefix + key;
     if (!r.ok) {
-      this.rejected.push({ reason: r.reason, entity: this.entity, field, detail: `${field}: ${r.detail}`, sent: fingerprint(raw) });
+      this.rejected.push(rejectionOf(this.entity, field, r.reason, r.detail, raw));
       return null;
     }
     if (r.value !== null) this.seen.push(field, r.seen);
     return r.value;
+  }
+}
+
+/** No rejections: shared by every row that has none (a row that gets one gets its own array). */
+const NONE: readonly Rejection[] = Object.freeze([]);
+
+/**
+ * {@link FieldReader} for the big polls (a markets poll reads 240,000 fields, a positions poll 700,000): one per poll,
+ * reading row after row with lean readers into one {@link ReadSlot}, so a field read allocates nothing, and the
+ * forms seen counted in the poll's {@link FormCounts} once the row is kept (a duplicate row's are not).
+ */
+export class RowReader {
+  /** The slot the lean readers write into (for {@link took}: `fr.took(field, raw, leanAmount(raw, fr.slot, d))`). */
+  readonly slot = new ReadSlot();
+  /** Field rejections of the current row. */
+  rejected: readonly Rejection[] = NONE;
+  private entity = '';
+  /** The current row's forms seen: field, form, … (`kept` up to `pending`). */
+  private readonly forms: string[] = [];
+  private pending = 0;
+
+  constructor(private readonly counts: FormCounts) {}
+
+  /** Starts a row of `entity` ('' when the row names it only once read: see {@link rejectedAs}). */
+  start(entity: string): void {
+    this.entity = entity;
+    this.rejected = NONE;
+    this.pending = 0;
+  }
+
+  /** Reads `raw` as `field` with `reader`; null when absent or unreadable (the latter recorded). */
+  read(field: string, raw: unknown, reader: LeanReader): unknown {
+    return this.took(field, raw, reader(raw, this.slot));
+  }
+
+  /** What a lean reader said of `raw` (read into {@link slot}) as `field`: the value, or null (unreadable ones recorded). */
+  took(field: string, raw: unknown, code: ReadCode): unknown {
+    const slot = this.slot;
+    if (code === READ_VALUE) {
+      this.forms[this.pending++] = field;
+      this.forms[this.pending++] = slot.form;
+      return slot.value;
+    }
+    if (code === READ_UNREADABLE) {
+      const detail = `expected ${slot.expected}, got ${preview(raw)}`;
+      (this.rejected === NONE ? (this.rejected = []) : (this.rejected as Rejection[])).push(rejectionOf(this.entity, field, slot.reason, detail, raw));
+    }
+    return null;
+  }
+
+  /** The current row's rejections, of `entity` (a row read before it knew its entity). */
+  rejectedAs(entity: string): Rejection[] {
+    return this.rejected.map((r) => ({ ...r, entity }));
+  }
+
+  /** Counts the current row's forms seen in the poll's. */
+  keep(): void {
+    for (let i = 0; i < this.pending; i += 2) this.counts.add(this.forms[i]!, this.forms[i + 1]!);
+    this.pending = 0;
   }
 }
 

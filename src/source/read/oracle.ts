@@ -5,8 +5,8 @@
  * an integer at or above it is scaled (a scaled price is the price × 10^18 or more for any usual pair of
  * decimals, and no unit price is a thousand trillion).
  */
-import { isWhole, shiftToInteger, shiftToNumber, toDecimal } from './decimal.js';
-import { ABSENT, isAbsent, seen, unreadable, type FieldRead } from './result.js';
+import { PLAIN_INTEGER, isWhole, shiftToInteger, shiftToNumber, toDecimal } from './decimal.js';
+import { READ_ABSENT, fieldRead, isAbsent, type FieldRead, type ReadCode, type ReadSlot } from './result.js';
 
 /** How oracle prices are sent (config `source.oracle_price`). */
 export type OraclePriceMode = 'auto' | 'scaled' | 'unit';
@@ -23,20 +23,30 @@ export interface OraclePrice {
   unit: number;
 }
 
-/** Reads an oracle price; `loan`/`collateral` are the assets' decimals, null when unknown. */
-export function readOraclePrice(v: unknown, mode: OraclePriceMode, loan: number | null, collateral: number | null): FieldRead<OraclePrice> {
-  if (isAbsent(v)) return ABSENT;
+/** Reads an oracle price into a slot; `loan`/`collateral` are the assets' decimals, null when unknown. */
+export function leanOraclePrice(v: unknown, slot: ReadSlot, mode: OraclePriceMode, loan: number | null, collateral: number | null): ReadCode {
+  // The usual scaled price, plain integer text (`1201175756309060000000000000000000000`): its text is its raw value and
+  // its digits with the shifted exponent its unit price, as the decimal arithmetic below gives them, without BigInt.
+  if (typeof v === 'string' && (mode === 'scaled' || (mode === 'auto' && v.length >= 16)) && PLAIN_INTEGER.test(v)) {
+    if (loan === null || collateral === null) return slot.reject('needs_decimals', "a scaled oracle price with the market's token decimals");
+    return slot.put({ raw: v, unit: Number(`${v}e${-(36 + loan - collateral)}`) }, 'scaled integer');
+  }
+  if (isAbsent(v)) return READ_ABSENT;
   const d = toDecimal(v);
-  if (!d) return unreadable('not_a_price', 'an oracle price', v);
-  if (d.negative) return unreadable('negative_price', 'a positive oracle price', v);
+  if (!d) return slot.reject('not_a_price', 'an oracle price');
+  if (d.negative) return slot.reject('negative_price', 'a positive oracle price');
   const big = isWhole(d) && d.digits * 10n ** BigInt(Math.max(0, d.exp)) >= BigInt(SCALED_FROM);
   const scaled = mode === 'scaled' || (mode === 'auto' && big);
-  if (scaled && !isWhole(d)) return unreadable('not_an_integer', 'a scaled integer oracle price', v);
+  if (scaled && !isWhole(d)) return slot.reject('not_an_integer', 'a scaled integer oracle price');
   const shift = loan === null || collateral === null ? null : 36 + loan - collateral;
   if (scaled) {
     // A scaled integer means nothing without the decimals: unknown (as a token-unit amount is), never a price off by 10^n.
-    if (shift === null) return unreadable('needs_decimals', "a scaled oracle price with the market's token decimals", v);
-    return seen({ raw: shiftToInteger(d, 0).toString(), unit: shiftToNumber(d, -shift) }, 'scaled integer');
+    if (shift === null) return slot.reject('needs_decimals', "a scaled oracle price with the market's token decimals");
+    return slot.put({ raw: shiftToInteger(d, 0).toString(), unit: shiftToNumber(d, -shift) }, 'scaled integer');
   }
-  return seen({ raw: shift === null ? null : shiftToInteger(d, shift).toString(), unit: shiftToNumber(d, 0) }, 'unit price');
+  return slot.put({ raw: shift === null ? null : shiftToInteger(d, shift).toString(), unit: shiftToNumber(d, 0) }, 'unit price');
 }
+
+/** Reads an oracle price; `loan`/`collateral` are the assets' decimals, null when unknown. */
+export const readOraclePrice = (v: unknown, mode: OraclePriceMode, loan: number | null, collateral: number | null): FieldRead<OraclePrice> =>
+  fieldRead(v, (x, slot) => leanOraclePrice(x, slot, mode, loan, collateral));

@@ -17,3 +17,35 @@ function addForm(into: SeenForms, field: string, how: string, n: number): void {
   const forms = (into[field] ??= {});
   forms[how] = (forms[how] ?? 0) + n;
 }
+
+/** One field's forms and their counts, in the order first seen. */
+interface FieldForms {
+  forms: string[];
+  counts: number[];
+}
+
+/**
+ * A poll's forms seen, counted as rows are kept: a map by field of a short list of forms (a reader's forms are a
+ * handful of constant texts), not an object per row walked again ({@link mergeSeen}).
+ */
+export class FormCounts {
+  private readonly fields = new Map<string, FieldForms>();
+
+  /** Counts one value of `field` read in `form`. */
+  add(field: string, form: string): void {
+    let f = this.fields.get(field);
+    if (!f) this.fields.set(field, (f = { forms: [], counts: [] }));
+    const i = f.forms.indexOf(form);
+    if (i < 0) {
+      f.forms.push(form);
+      f.counts.push(1);
+    } else f.counts[i]!++;
+  }
+
+  /** The counts as {@link SeenForms}: fields and forms in the order first seen, as {@link mergeSeen} adds them. */
+  toSeenForms(): SeenForms {
+    const out: SeenForms = {};
+    for (const [field, f] of this.fields) for (let i = 0; i < f.forms.length; i++) addForm(out, field, f.forms[i]!, f.counts[i]!);
+    return out;
+  }
+}
