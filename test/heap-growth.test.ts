@@ -5,18 +5,12 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { DaemonProcess, killAll, tempDirs } from './fixtures/daemon/harness.js';
-import { SimHandle, writeConfig } from './fixtures/daemon/world.js';
+import { describe, expect, it } from 'vitest';
+import { DaemonProcess } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { writeConfig } from './fixtures/daemon/world.js';
 
-const dirs = tempDirs();
-let sim: SimHandle | undefined;
-afterEach(async () => {
-  await killAll();
-  await sim?.close();
-  sim = undefined;
-  dirs.cleanup();
-});
+const { dirs, startSim } = daemonScope();
 
 const MODULE = pathToFileURL(join(import.meta.dirname, '..', 'dist', 'heap-growth.js')).href;
 
@@ -54,7 +48,7 @@ describe('the heap growing factor', () => {
   });
 
   it('is what `lookout run` sets, as its started line says', async () => {
-    sim = await SimHandle.start({ scenario: 'calm' });
+    const sim = await startSim({ scenario: 'calm' });
     const dir = dirs.make();
     const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db: join(dir, 'lookout.db') });
     const { daemon } = await DaemonProcess.start(file);
