@@ -143,16 +143,8 @@ export function readBucketTail(r: Reader, shape: Shape, fields: Record<string, u
     if (!shape.dyn[i]) continue;
     const k = shape.keys[i]!;
     const flag = r.byte();
-    if (pick && !pick.has(k)) {
-      if (flag === 1) {
-        skipValue(r);
-        skipValue(r);
-      } else if (flag === 2) {
-        r.byte();
-        r.varint();
-        r.varint();
-      }
-    } else if (flag === 1) {
+    if (pick && !pick.has(k)) skipExtremes(r, flag);
+    else if (flag === 1) {
       setOwn(min, k, readValue(r, at));
       setOwn(max, k, readValue(r, at));
     } else if (flag === 2) {
@@ -167,20 +159,21 @@ export function readBucketTail(r: Reader, shape: Shape, fields: Record<string, u
   return { min, max, n: r.varint() };
 }
 
+/** Reads past one field's extremes, written with `flag` (0: none, 1: two values, 2: a scale and two steps). */
+function skipExtremes(r: Reader, flag: number): void {
+  if (flag === 1) {
+    skipValue(r);
+    skipValue(r);
+  } else if (flag === 2) {
+    r.byte();
+    r.varint();
+    r.varint();
+  }
+}
+
 /** Reads past a bucket's values (the last reading's, the extremes, the count) without building them. */
 export function skipBucketValues(r: Reader, shape: Shape): void {
   for (let i = 0; i < shape.keys.length; i++) if (shape.dyn[i]) skipValue(r);
-  for (let i = 0; i < shape.keys.length; i++) {
-    if (!shape.dyn[i]) continue;
-    const flag = r.byte();
-    if (flag === 1) {
-      skipValue(r);
-      skipValue(r);
-    } else if (flag === 2) {
-      r.byte();
-      r.varint();
-      r.varint();
-    }
-  }
+  for (let i = 0; i < shape.keys.length; i++) if (shape.dyn[i]) skipExtremes(r, r.byte());
   r.varint();
 }
