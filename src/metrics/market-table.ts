@@ -82,42 +82,42 @@ export class MarketFamily {
   }
 
   /**
-   * Renders {@link body}, pausing between rows. The value text is read in one pass, then written; the result is kept
-   * only if the table did not change meanwhile (a later poll's render, or the next scrape, then renders afresh).
+   * Renders {@link body}, pausing between rows: one pass, each line written straight into the buffer (grown when a
+   * line would not fit). The result is kept only if the table did not change meanwhile (a later poll's render, or the
+   * next scrape, then renders afresh).
    */
   *render(): Steps<Buffer> {
     const version = this.table.version;
     const i = this.index;
     const head = Buffer.from(`# HELP ${this.name} ${this.help}\n# TYPE ${this.name} gauge`, 'utf8');
     const prefix = Buffer.from('\n' + this.name, 'utf8');
-    const labels: Buffer[] = [];
-    const values: string[] = [];
-    let size = head.length;
+    let out = Buffer.allocUnsafe(head.length + this.table.size * (prefix.length + 160));
+    out.set(head, 0);
+    let at = head.length;
     let n = 0;
     for (const e of this.table.entries()) {
       if (++n % ROWS_PER_STEP === 0) yield;
       const v = e.values[i]!;
       if (Number.isNaN(v)) continue;
       const text = String(v);
-      labels.push(e.bytes);
-      values.push(text);
-      size += prefix.length + e.bytes.length + 1 + text.length;
-    }
-    const out = Buffer.allocUnsafe(size);
-    out.set(head, 0);
-    let at = head.length;
-    for (let k = 0; k < labels.length; k++) {
-      if ((k + 1) % ROWS_PER_STEP === 0) yield;
+      const need = prefix.length + e.bytes.length + 1 + text.length;
+      if (at + need > out.length) {
+        const grown = Buffer.allocUnsafe(Math.max(out.length * 2, at + need));
+        grown.set(out.subarray(0, at), 0);
+        out = grown;
+      }
       out.set(prefix, at);
       at += prefix.length;
-      out.set(labels[k]!, at);
-      at += labels[k]!.length;
+      out.set(e.bytes, at);
+      at += e.bytes.length;
       out[at++] = 0x20;
-      // A number's text is ASCII.
-      at += out.write(values[k]!, at, 'latin1');
+      // A number's text is ASCII, and short: a loop beats a call into the buffer's write.
+      for (let j = 0; j < text.length; j++) out[at++] = text.charCodeAt(j);
     }
-    if (this.table.version === version) this.cached = { version, body: out };
-    return out;
+    // Kept for many scrapes: exactly its size, not the room the estimate left.
+    const body = Buffer.from(out.subarray(0, at));
+    if (this.table.version === version) this.cached = { version, body };
+    return body;
   }
 
   /** Required by the registry's resetMetrics(); the table is owned by polls, so nothing to do. */
