@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../src/metrics/index.js';
 import { MarketFamily, MarketTable, type MarketRow } from '../src/metrics/market-table.js';
 import { NOW, market, position, samples } from './metrics-fixtures.js';
+import { mulberry32 } from '../src/simulator/random.js';
 
 /** A market row with the same value in every family. */
 const row = (id: string, value: number): MarketRow => ({
@@ -61,5 +62,58 @@ describe("the market families' kept bytes", () => {
     table.replace('b', [row('m0', 2)]);
     while (!steps.next().done);
     expect(family.body().toString('utf8')).toContain('lookout_market_utilization_ratio{market_id="m0",chain="ethereum",loan_asset="USDC",collateral_asset="WETH"} 2\n');
+  });
+});
+
+describe("the market families' text", () => {
+  /** The text format of one family as the scrape sends it, written out here independently of the renderer. */
+  const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+  const expected = (table: MarketTable, i: number, rows: readonly MarketRow[]) =>
+    [
+      `# HELP ${table.families[i]!.name} ${table.families[i]!.help}`,
+      `# TYPE ${table.families[i]!.name} gauge`,
+      ...rows
+        .filter((r) => !Number.isNaN(r.values[i]))
+        .map((r) => {
+          const l = r.labels;
+          return `${table.families[i]!.name}{market_id="${esc(l.market_id)}",chain="${esc(l.chain)}",loan_asset="${esc(l.loan_asset)}",collateral_asset="${esc(l.collateral_asset)}"} ${String(r.values[i])}`;
+        }),
+    ].join('\n');
+
+  it('writes every value as String() does (what it always wrote), on lines of any length, whatever the labels hold', () => {
+    const next = mulberry32(20261126);
+    const bits = new Float64Array(1);
+    const words = new Uint32Array(bits.buffer);
+    // Doubles from random bit patterns (NaN ones included), and the edges by hand.
+    const doubles = [-0, 0, Number.NaN, Infinity, -Infinity, 1e21, 1e-7, 123e-20, 5e-324, -5e-324, Number.MAX_VALUE, -2.2250738585072014e-308, 0.1 + 0.2, 2 ** 53 + 2, 0.95];
+    while (doubles.length < 7 * 60) {
+      words[0] = Math.floor(next() * 2 ** 32);
+      words[1] = Math.floor(next() * 2 ** 32);
+      doubles.push(bits[0]!);
+    }
+    // Label texts far longer than the renderer's first guess of a line, multi-byte, and needing escapes.
+    const long = (k: number) => `m${k}-${'é€😀"\\\n'.repeat(20 + k)}`;
+    const rows: MarketRow[] = Array.from({ length: 60 }, (_, k) => ({
+      labels: { market_id: k % 3 === 0 ? long(k) : `m${k}`, chain: 'ethereum', loan_asset: k % 2 ? 'USDC' : 'ü"x', collateral_asset: 'WETH' },
+      values: doubles.slice(7 * k, 7 * k + 7),
+    }));
+    const table = new MarketTable([]);
+    table.replace('a', rows);
+    for (const [i, family] of table.families.entries()) expect(family.body().toString('utf8')).toBe(expected(table, i, rows));
+    // The edges of the first row, by name (-0 reads 0; ±Infinity as String() has it, as before, where prom-client writes ±Inf).
+    const first = (i: number) => table.families[i]!.body().toString('utf8').split('\n')[2]!.replace(/^.*\} /s, '');
+    expect([0, 1, 3, 4, 5, 6].map(first)).toEqual(['0', '0', 'Infinity', '-Infinity', '1e+21', '1e-7']);
+  });
+
+  it("show a market's new labels after a poll changed them, and never its old ones", () => {
+    const table = new MarketTable([]);
+    const first = [row('m0', 1), row('m1', 2)];
+    table.replace('a', first);
+    expect(table.families[3]!.body().toString('utf8')).toBe(expected(table, 3, first));
+    const second = [{ ...row('m0', 3), labels: { ...row('m0', 3).labels, chain: 'base', loan_asset: 'USDT' } }, row('m1', 4)];
+    table.replace('a', second);
+    // A market with other labels is another series: it comes after the ones kept.
+    for (const [i, family] of table.families.entries()) expect(family.body().toString('utf8')).toBe(expected(table, i, [second[1]!, second[0]!]));
+    expect(table.size).toBe(2);
   });
 });
