@@ -105,6 +105,19 @@ describe("the market families' text", () => {
     expect([0, 1, 3, 4, 5, 6].map(first)).toEqual(['0', '0', 'Infinity', '-Infinity', '1e+21', '1e-7']);
   });
 
+  it('take in whole the markets a poll adds while a render is under way (past the room the render set aside)', () => {
+    const table = new MarketTable([]);
+    const before = Array.from({ length: 1000 }, (_, i) => row(`m${i}`, 1));
+    table.replace('a', before);
+    const steps = table.families[0]!.render();
+    for (let i = 0; i < 5; i++) expect(steps.next().done).toBe(false);
+    const added = Array.from({ length: 300 }, (_, i) => row(`n${i}-${'€"'.repeat(100)}`, -1.2345678901234567e-6));
+    table.replace('b', added);
+    let step = steps.next();
+    while (!step.done) step = steps.next();
+    expect(step.value.toString('utf8')).toBe(expected(table, 0, [...before, ...added]));
+  });
+
   it("show a market's new labels after a poll changed them, and never its old ones", () => {
     const table = new MarketTable([]);
     const first = [row('m0', 1), row('m1', 2)];

@@ -38,6 +38,9 @@ interface Entry {
   refs: number;
 }
 
+/** The longest text String() gives a number: sign, "0.00000", 17 digits. */
+const MAX_NUMBER_TEXT = 25;
+
 /** Escapes a label value for the text format. */
 export function escapeLabelValue(v: string): string {
   return /[\\\n"]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"') : v;
@@ -91,7 +94,9 @@ export class MarketFamily {
     const i = this.index;
     const head = Buffer.from(`# HELP ${this.name} ${this.help}\n# TYPE ${this.name} gauge`, 'utf8');
     const prefix = Buffer.from('\n' + this.name, 'utf8');
-    let out = Buffer.allocUnsafe(head.length + this.table.size * (prefix.length + 160));
+    // Room for every line at the longest a number's text can be (25 chars, e.g. -0.0000012345678901234567): one
+    // allocation, a little too large, rather than a pass to size it (the values' text) and a second to write it.
+    let out = Buffer.allocUnsafe(head.length + this.table.labelBytes + this.table.size * (prefix.length + 1 + MAX_NUMBER_TEXT));
     out.set(head, 0);
     let at = head.length;
     let n = 0;
@@ -114,8 +119,9 @@ export class MarketFamily {
       // A number's text is ASCII, and short: a loop beats a call into the buffer's write.
       for (let j = 0; j < text.length; j++) out[at++] = text.charCodeAt(j);
     }
-    // Kept for many scrapes: exactly its size, not the room the estimate left.
-    const body = Buffer.from(out.subarray(0, at));
+    // Kept for many scrapes: the room left over (~10%, numbers' text being shorter than the longest) is kept with it
+    // rather than copied away; a buffer grown past the estimate (the table changed meanwhile) is cut to its size.
+    const body = out.length - at > at / 8 ? Buffer.from(out.subarray(0, at)) : out.subarray(0, at);
     if (this.table.version === version) this.cached = { version, body };
     return body;
   }
@@ -132,6 +138,8 @@ export class MarketTable {
    * made from them, were a second copy of every market's label texts, ~3 MB at SPEC §8 scale).
    */
   private readonly byOwner = new Map<string, Map<string, number[]>>();
+  /** Bytes of every entry's label text together, for the families' renders to size their buffers. */
+  labelBytes = 0;
   /** Bumped on every change, so the families know when their cached text is stale. */
   version = 0;
   /** The families, in {@link MARKET_FAMILIES} order. */
@@ -173,6 +181,7 @@ export class MarketTable {
       } else {
         e = { key, labels: row.labels, bytes: Buffer.from(textOf(row.labels), 'utf8'), values: row.values, refs: 1 };
         this.all.set(key, e);
+        this.labelBytes += e.bytes.length;
       }
       next.set(e.key, row.values);
     }
@@ -196,6 +205,7 @@ export class MarketTable {
     e.refs -= 1;
     if (e.refs <= 0) {
       this.all.delete(key);
+      this.labelBytes -= e.bytes.length;
       return;
     }
     // Another poll still reports this market: show that poll's values, not the ones that left.
