@@ -21,6 +21,7 @@ import type { Store } from '../store/index.js';
 import { breachInPlace, breachKeepsStanding, cloneAlert, fingerprint, isActive, newAlert, step, type AlertDescription, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
 import { createAlertRepo, type AlertRepo } from './repo.js';
 import { builtinDescription, SOURCE_DOWN, WATCHDOG, WATCHDOG_ENTITY } from './builtin.js';
+import { EntityFilter } from './entity-filter.js';
 import { HistoryMemo } from './history-memo.js';
 import { TrackedRows } from './tracked-rows.js';
 import { HEAVY_ROWS_PER_STEP, ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
@@ -427,7 +428,7 @@ export class AlertEngine {
       const judged = new Set<string>();
       const id: AlertIdentity = { rule: rule.name, kind: rule.kind, entity: '', severity: rule.severity };
       const readings = outcome.readings;
-      const scope: JudgeScope = { now, history, mine, judged, id, out };
+      const scope: JudgeScope = { now, history, mine, maybe: EntityFilter.of(mine.keys()), judged, id, out };
       // The work is in plain methods, the generator only counts and pauses: V8 optimizes a hot loop in a generator less.
       for (let i = 0; i < readings.length; ) {
         if (i > 0) yield;
@@ -464,7 +465,8 @@ export class AlertEngine {
       const reading = readings[i++]!;
       work++;
       if (!c.reads.includes(reading.kind) || !c.selects(reading)) continue;
-      const prev = s.mine.get(reading.entity);
+      // A calm poll's map is empty: nothing to hash then. Else the filter first (see EntityFilter).
+      const prev = s.mine.size !== 0 && s.maybe.mayHave(reading.entity) ? s.mine.get(reading.entity) : undefined;
       const verdict = this.evaluate(c, reading, s.now, s.history, isActive(prev?.alert));
       s.out.evaluated++;
       if (!prev && verdict.status !== 'breach') {
@@ -481,6 +483,7 @@ export class AlertEngine {
   private judged(c: CompiledRule, reading: Reading, verdict: Verdict, prev: TrackedAlert | undefined, s: JudgeScope): void {
     const { rule } = c;
     s.judged.add(reading.entity);
+    s.maybe.add(reading.entity); // it may get an alert now: a second reading of it in this poll must find it
     if (prev !== undefined && verdict.status === 'breach' && breachKeepsStanding(prev, s.now, c.settings, rule)) {
       // Most active alerts of an incident, every poll: no transition, so no step, signal, describer or copy. Described
       // as describeAlert does, without its object: the labels must be the alert's own, the annotations may move.
@@ -559,6 +562,8 @@ interface JudgeScope {
   history: HistoryView;
   /** The rule's tracked alerts by entity (the kept copy's map: updated as readings are judged and saved). */
   mine: ReadonlyMap<string, TrackedAlert>;
+  /** Entities that may be keys of `mine`: every key is in it (see {@link EntityFilter}). */
+  maybe: EntityFilter;
   /** Entities with an alert of this rule judged in this poll. */
   judged: Set<string>;
   id: AlertIdentity;
