@@ -150,6 +150,13 @@ describe('oracle_price (WETH in USDC: 36 + 6 − 18 = 24)', () => {
   });
   it.each(ABSENT_FORMS)('%s is unknown', (_n, raw) => expect(value(readOraclePrice(raw, 'auto', 6, 18))).toBeNull());
   it.each([
+    ['a scaled integer of 330 digits (plain text, the fast path)', '1' + '0'.repeat(330), 'auto'],
+    ['a scaled integer past a double (exponent form)', '1e400', 'scaled'],
+    ['a unit price past a double', '1e400', 'unit'],
+  ] as const)('%s is not a price: never Infinity', (_n, raw, mode) =>
+    expect(readOraclePrice(raw, mode, 0, 36)).toMatchObject({ ok: false, reason: 'not_a_price' }),
+  );
+  it.each([
     ['auto', 'garbage', 'not_a_price'],
     ['auto', '-5', 'negative_price'],
     ['scaled', '3012.55', 'not_an_integer'],

@@ -29,7 +29,9 @@ export function leanOraclePrice(v: unknown, slot: ReadSlot, mode: OraclePriceMod
   // its digits with the shifted exponent its unit price, as the decimal arithmetic below gives them, without BigInt.
   if (typeof v === 'string' && (mode === 'scaled' || (mode === 'auto' && v.length >= 16)) && PLAIN_INTEGER.test(v)) {
     if (loan === null || collateral === null) return slot.reject('needs_decimals', "a scaled oracle price with the market's token decimals");
-    return slot.put({ raw: v, unit: Number(`${v}e${-(36 + loan - collateral)}`) }, 'scaled integer');
+    const unit = Number(`${v}e${-(36 + loan - collateral)}`);
+    if (!Number.isFinite(unit)) return slot.reject('not_a_price', 'an oracle price a number can hold');
+    return slot.put({ raw: v, unit }, 'scaled integer');
   }
   if (isAbsent(v)) return READ_ABSENT;
   const d = toDecimal(v);
@@ -42,9 +44,14 @@ export function leanOraclePrice(v: unknown, slot: ReadSlot, mode: OraclePriceMod
   if (scaled) {
     // A scaled integer means nothing without the decimals: unknown (as a token-unit amount is), never a price off by 10^n.
     if (shift === null) return slot.reject('needs_decimals', "a scaled oracle price with the market's token decimals");
-    return slot.put({ raw: shiftToInteger(d, 0).toString(), unit: shiftToNumber(d, -shift) }, 'scaled integer');
+    const unit = shiftToNumber(d, -shift);
+    if (!Number.isFinite(unit)) return slot.reject('not_a_price', 'an oracle price a number can hold');
+    return slot.put({ raw: shiftToInteger(d, 0).toString(), unit }, 'scaled integer');
   }
-  return slot.put({ raw: shift === null ? null : shiftToInteger(d, shift).toString(), unit: shiftToNumber(d, 0) }, 'unit price');
+  const unit = shiftToNumber(d, 0);
+  // A price past a double's range is no price: unknown, as readNumber makes 1e400 (SPEC §6), never Infinity.
+  if (!Number.isFinite(unit)) return slot.reject('not_a_price', 'an oracle price a number can hold');
+  return slot.put({ raw: shift === null ? null : shiftToInteger(d, shift).toString(), unit }, 'unit price');
 }
 
 /** Reads an oracle price; `loan`/`collateral` are the assets' decimals, null when unknown. */
