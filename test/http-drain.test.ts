@@ -60,7 +60,7 @@ it('lengthens slices again when the client leaves before the end', async () => {
   await until('slices to be long again after the client left', () => (sliceNow(SLICE_MS) === SLICE_MS ? true : undefined), 10_000, 10);
 });
 
-it('a client that reads slowly shortens slices for DRAIN_MAX_MS at most, not for its whole transfer', async () => {
+it('a client that reads slowly gets long slices back while its response still waits (outputWaiting lapses after DRAIN_MAX_MS), not after its whole transfer', async () => {
   const { readAll } = await pausedClient(await serve());
   await until('the held response to shorten slices', () => (sliceNow(SLICE_MS) === DRAIN_SLICE_MS ? true : undefined), 10_000, 10);
   await until('slices to be long again while the response still waits', () => (sliceNow(SLICE_MS) === SLICE_MS ? true : undefined), 10 * DRAIN_MAX_MS, 10);

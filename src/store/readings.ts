@@ -652,7 +652,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       ];
       for (const [i, step] of steps.entries()) {
         // Once, before the first bucket goes: an entity whose newest reading is in what goes keeps it.
-        if (i === 1) {
+        if (i === 1 && total < max) {
           for (const { entity } of lastInBuckets.all({ cut: olderThan, hour: chunkStart(olderThan) })) {
             const row = newestRow(entity);
             const kept = keptGet.get(entity);

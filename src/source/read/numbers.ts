@@ -1,15 +1,5 @@
 /** Readers of plain numbers, integers and strings: JSON numbers or numeric strings, with or without exponent. */
-import { NUMERIC, READ_ABSENT, fieldRead, type FieldRead, type ReadCode, type ReadSlot } from './result.js';
-
-/** Parses a number from a JSON number or a numeric string; undefined if it is neither. */
-export function toNumber(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
-  if (typeof v === 'string' && NUMERIC.test(v.trim())) {
-    const n = Number(v.trim());
-    return Number.isFinite(n) ? n : undefined;
-  }
-  return undefined;
-}
+import { READ_ABSENT, fieldRead, type FieldRead, type ReadCode, type ReadSlot } from './result.js';
 
 /** How a numeric string was sent. */
 const stringForm = (s: string): string => (s.includes('e') || s.includes('E') ? 'numeric string with exponent' : 'numeric string');
