@@ -428,7 +428,8 @@ export class AlertEngine {
       const judged = new Set<string>();
       const id: AlertIdentity = { rule: rule.name, kind: rule.kind, entity: '', severity: rule.severity };
       const readings = outcome.readings;
-      const scope: JudgeScope = { now, history, mine, maybe: EntityFilter.of(mine.keys()), judged, id, out };
+      // A calm rule (no tracked alert) makes no filter: it would be 8 KB of garbage a rule and poll, never asked.
+      const scope: JudgeScope = { now, history, mine, maybe: mine.size === 0 ? undefined : EntityFilter.of(mine.keys()), judged, id, out };
       // The work is in plain methods, the generator only counts and pauses: V8 optimizes a hot loop in a generator less.
       for (let i = 0; i < readings.length; ) {
         if (i > 0) yield;
@@ -466,7 +467,7 @@ export class AlertEngine {
       work++;
       if (!c.reads.includes(reading.kind) || !c.selects(reading)) continue;
       // A calm poll's map is empty: nothing to hash then. Else the filter first (see EntityFilter).
-      const prev = s.mine.size !== 0 && s.maybe.mayHave(reading.entity) ? s.mine.get(reading.entity) : undefined;
+      const prev = s.mine.size !== 0 && (s.maybe === undefined || s.maybe.mayHave(reading.entity)) ? s.mine.get(reading.entity) : undefined;
       const verdict = this.evaluate(c, reading, s.now, s.history, isActive(prev?.alert));
       s.out.evaluated++;
       if (!prev && verdict.status !== 'breach') {
@@ -483,7 +484,7 @@ export class AlertEngine {
   private judged(c: CompiledRule, reading: Reading, verdict: Verdict, prev: TrackedAlert | undefined, s: JudgeScope): void {
     const { rule } = c;
     s.judged.add(reading.entity);
-    s.maybe.add(reading.entity); // it may get an alert now: a second reading of it in this poll must find it
+    (s.maybe ??= new EntityFilter()).add(reading.entity); // it may get an alert now: a second reading of it in this poll must find it
     if (prev !== undefined && verdict.status === 'breach' && breachKeepsStanding(prev, s.now, c.settings, rule)) {
       // Most active alerts of an incident, every poll: no transition, so no step, signal, describer or copy. Described
       // as describeAlert does, without its object: the labels must be the alert's own, the annotations may move.
@@ -562,8 +563,8 @@ interface JudgeScope {
   history: HistoryView;
   /** The rule's tracked alerts by entity (the kept copy's map: updated as readings are judged and saved). */
   mine: ReadonlyMap<string, TrackedAlert>;
-  /** Entities that may be keys of `mine`: every key is in it (see {@link EntityFilter}). */
-  maybe: EntityFilter;
+  /** Entities that may be keys of `mine`: every key is in it (see {@link EntityFilter}); undefined while none was (then `mine` is asked). */
+  maybe: EntityFilter | undefined;
   /** Entities with an alert of this rule judged in this poll. */
   judged: Set<string>;
   id: AlertIdentity;
