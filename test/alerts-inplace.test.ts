@@ -11,6 +11,7 @@ import { fingerprint, step, type LifecycleSettings } from '../src/alerts/lifecyc
 import type { Reading } from '../src/model.js';
 import { num } from '../src/rules/coerce.js';
 import { ruleKinds } from '../src/rules/registry.js';
+import { evaluateExplained } from '../src/rules/rule-kind.js';
 import type { RuleBase } from '../src/rules/schema.js';
 import { defaults, drive, engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
 
@@ -24,7 +25,9 @@ const util = rule({
   threshold: 0.9,
   for: '3m',
   keep_firing_for: '2m',
-  annotations: { summary: 'utilization {{ utilization | pct }}', runbook: 'https://runbooks/util' },
+  clear_below: 0.85,
+  // clear_below is a name of the verdict's context only: the in-place path must explain its verdict as the step's does.
+  annotations: { summary: 'utilization {{ utilization | pct }}, clears below {{ clear_below }}', runbook: 'https://runbooks/util' },
 });
 // Annotations that never move: the row's annotations are left as they are.
 const still = rule({ name: 'still', kind: 'threshold', field: 'borrow_apy', op: '>', value: 0.2, annotations: { summary: 'borrow APY high' } });
@@ -65,7 +68,7 @@ it('stores what the step would: every poll, every alert, through each standing i
       const reading = readings.find((x) => x.entity === 'm1');
       const prev = engine.repo.getTracked(fingerprint(r.name, 'm1'));
       if (!reading || !prev) continue;
-      const verdict = kinds.get(r.kind)!.evaluate({ rule: r, reading, now: at, history: { at: () => undefined, range: () => [] }, active: true });
+      const verdict = evaluateExplained(kinds.get(r.kind)!, { rule: r, reading, now: at, history: { at: () => undefined, range: () => [] }, active: true });
       const describe = (current: Parameters<typeof describeAlert>[3]) => describeAlert(r, reading as Reading, verdict, current);
       const stepped = step(prev, {
         signal: { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe },
