@@ -1,7 +1,7 @@
 /**
  * The on-disk form of sealed full-resolution history: one chunk per entity and hour of storage time (`seen_at`), the
  * rows the entity's polls stored in that hour, in storage order (seen_at, then at, then poll). A chunk is written
- * once and never changed (pruning or folding part of one writes what is left as a new chunk). Rows stored late into
+ * once and never changed (pruning and folding take whole chunks: an hour once the cutoff has passed it). Rows stored late into
  * an hour already sealed make a second chunk of it; readers merge them. The chunk's row keeps the entity and the
  * first row's storage time (with its hour: `chunkStart(first)`); the chunk itself holds the count, then per row its
  * storage time as the step from the previous one, its time as the difference from that, its poll and shape ids and

@@ -292,7 +292,7 @@ export function createRawStore(db: Database.Database) {
     for (let page = chunksBefore.all(hours, 16); n < limit && page.length > 0; page = chunksBefore.all(hours, 16)) {
       for (const row of page) {
         if (n >= limit) break;
-        n += takeChunk({ ...row, data: chunkData.get(row.id)!.data }, before, use);
+        n += takeChunk({ ...row, data: chunkData.get(row.id)!.data }, use);
       }
     }
     if (n >= limit) return n;
@@ -304,21 +304,13 @@ export function createRawStore(db: Database.Database) {
     return n + rows.length;
   }
 
-  /** {@link take} of one chunk: its rows stored before `before` go, the others stay as a new chunk. */
-  function takeChunk(row: ChunkRow, before: number, use: (rows: readonly RawRow[]) => void): number {
-    {
-      const all = open(row);
-      const gone: RawRow[] = [];
-      const stay: RawEntry[] = [];
-      for (let i = 0; i < all.n; i++) {
-        if (all.seens[i]! < before) gone.push(rowOf(row.entity, all, i));
-        else stay.push(rawEntry(all, i));
-      }
-      use(gone);
-      chunkDelete.run(row.id);
-      if (stay.length) put(row.entity, stay);
-      return gone.length;
-    }
+  /** {@link take} of one chunk: {@link take} takes only chunks of hours that ended by its cutoff, so all of its rows go. */
+  function takeChunk(row: ChunkRow, use: (rows: readonly RawRow[]) => void): number {
+    const all = open(row);
+    const gone = Array.from({ length: all.n }, (_, i) => rowOf(row.entity, all, i));
+    use(gone);
+    chunkDelete.run(row.id);
+    return gone.length;
   }
 
   /**
