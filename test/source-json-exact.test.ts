@@ -76,3 +76,11 @@ describe('parseJsonExact over random texts', () => {
     }
   });
 });
+
+describe('parseJsonExact on text that is not JSON', () => {
+  it.each(['[01234567890123456789]', '[-00000000000000001]', '{"a":00000000000000000012}', '[0123]'])('refuses %s as JSON.parse does', (text) => {
+    expect(() => JSON.parse(text)).toThrow();
+    expect(() => parseJsonExact(text)).toThrow();
+    expect(() => runSync(parseJsonExactSteps(text, 0))).toThrow();
+  });
+});

@@ -39,7 +39,9 @@ function numberEnd(text: string, i: number, spans: number[]): number {
   if (digits >= LONG_DIGITS) {
     let integer = true;
     for (let k = j - digits; k < j && integer; k++) integer = text.charCodeAt(k) >= 48 && text.charCodeAt(k) <= 57;
-    if (integer) spans.push(i, j);
+    // A leading zero followed by digits is not JSON (`0123`): left as it is, JSON.parse refuses it as it refuses `0123`.
+    const leadingZero = text.charCodeAt(j - digits) === 48;
+    if (integer && !leadingZero) spans.push(i, j);
   }
   return j;
 }
