@@ -66,6 +66,8 @@ describe("the market families' kept bytes", () => {
 });
 
 describe("the market families' text", () => {
+  /** A value as the text format spells it: a Go float, +Inf and -Inf for the infinities. */
+  const spelled = (v: number) => (v === Infinity ? '+Inf' : v === -Infinity ? '-Inf' : String(v));
   /** The text format of one family as the scrape sends it, written out here independently of the renderer. */
   const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
   const expected = (table: MarketTable, i: number, rows: readonly MarketRow[]) =>
@@ -76,11 +78,11 @@ describe("the market families' text", () => {
         .filter((r) => !Number.isNaN(r.values[i]))
         .map((r) => {
           const l = r.labels;
-          return `${table.families[i]!.name}{market_id="${esc(l.market_id)}",chain="${esc(l.chain)}",loan_asset="${esc(l.loan_asset)}",collateral_asset="${esc(l.collateral_asset)}"} ${String(r.values[i])}`;
+          return `${table.families[i]!.name}{market_id="${esc(l.market_id)}",chain="${esc(l.chain)}",loan_asset="${esc(l.loan_asset)}",collateral_asset="${esc(l.collateral_asset)}"} ${spelled(r.values[i]!)}`;
         }),
     ].join('\n');
 
-  it('writes every value as String() does (what it always wrote), on lines of any length, whatever the labels hold', () => {
+  it('writes every value as the text format spells it (String() for a finite value, +Inf and -Inf), on lines of any length, whatever the labels hold', () => {
     const next = mulberry32(20261126);
     const bits = new Float64Array(1);
     const words = new Uint32Array(bits.buffer);
@@ -100,9 +102,9 @@ describe("the market families' text", () => {
     const table = new MarketTable([]);
     table.replace('a', rows);
     for (const [i, family] of table.families.entries()) expect(family.body().toString('utf8')).toBe(expected(table, i, rows));
-    // The edges of the first row, by name (-0 reads 0; ±Infinity as String() has it, as before, where prom-client writes ±Inf).
+    // The edges of the first row, by name (-0 reads 0; the infinities as Prometheus's text format and prom-client spell them).
     const first = (i: number) => table.families[i]!.body().toString('utf8').split('\n')[2]!.replace(/^.*\} /s, '');
-    expect([0, 1, 3, 4, 5, 6].map(first)).toEqual(['0', '0', 'Infinity', '-Infinity', '1e+21', '1e-7']);
+    expect([0, 1, 3, 4, 5, 6].map(first)).toEqual(['0', '0', '+Inf', '-Inf', '1e+21', '1e-7']);
   });
 
   it('take in whole the markets a poll adds while a render is under way (past the room the render set aside)', () => {

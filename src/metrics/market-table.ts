@@ -104,7 +104,8 @@ export class MarketFamily {
       if (++n % ROWS_PER_STEP === 0) yield;
       const v = e.values[i]!;
       if (Number.isNaN(v)) continue;
-      const text = String(v);
+      // The text format spells infinities +Inf and -Inf (as prom-client writes them); String() gives Infinity.
+      const text = v === Infinity ? '+Inf' : v === -Infinity ? '-Inf' : String(v);
       const need = prefix.length + e.bytes.length + 1 + text.length;
       if (at + need > out.length) {
         const grown = Buffer.allocUnsafe(Math.max(out.length * 2, at + need));
