@@ -37,7 +37,7 @@ function two(s: string, i: number): number {
  * reads 40,000 times): Unix ms, or NaN for anything else (fractions, a day past the 28th, lower case, spaces…), which
  * the general way reads. What it reads, Date.parse reads the same.
  */
-function usualDateTime(s: string): number {
+export function usualDateTime(s: string): number {
   const n = s.length;
   if ((n !== 19 && n !== 20 && n !== 25) || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 /* T */) return NaN;
   if (s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return NaN;
