@@ -15,15 +15,16 @@ const ENGINE_FIELDS = ['block'];
 const top = (path: string): string => path.split('.')[0]!;
 
 /**
- * The top-level fields `rules` read, or undefined when a rule's kind does not say what it reads (then every field
- * is). `kindOf` finds a rule's kind (default: the registry's).
+ * The top-level fields `rules` read, or undefined when a rule's kind says neither what it reads nor what it needs
+ * (then every field is). `kindOf` finds a rule's kind (default: the registry's).
  */
 export function readingFields(rules: readonly RuleBase[], kindOf: (name: string) => RuleKind | undefined = getRuleKind): ReadonlySet<string> | undefined {
   const out = new Set<string>(ENGINE_FIELDS);
   for (const rule of rules) {
     const kind = kindOf(rule.kind);
-    if (!kind?.fields) return undefined;
-    for (const f of kind.fields(rule)) out.add(top(f));
+    const read = kind && (kind.fields?.(rule) ?? kind.needs?.(rule));
+    if (!kind || !read) return undefined;
+    for (const f of read) out.add(top(f));
     for (const f of Object.keys(kind.worst?.(rule) ?? {})) out.add(top(f));
     const select = Object.keys(rule.select ?? {});
     for (const k of select) out.add(top(k));

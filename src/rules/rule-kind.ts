@@ -82,8 +82,8 @@ export interface RuleKind<R extends RuleBase = RuleBase> extends RuleKindSchema 
   /**
    * The fields of the judged reading evaluate (and explain) read, by their top-level names (`market` for
    * `market.chain`); history read through the view is not limited by it. A backtest decodes only these from stored
-   * history (with those its select, annotations and the engine read, src/rules/reading-fields.ts); a kind that does
-   * not say gets every field.
+   * history (with those its select, annotations and the engine read, src/rules/reading-fields.ts). Default: the
+   * fields it {@link needs} (say so only where evaluate reads others); a kind that says neither gets every field.
    */
   fields?(rule: R): readonly string[];
   /** Judges one reading; pure (no I/O but the history view). The verdict has no `context` (see {@link explain}). */

@@ -26,7 +26,6 @@ export const apyJump = defineKind({
   reads: ['market'],
   context: ['change', 'change_rel', 'field', 'window', 'direction', 'apy'],
   needs: (rule) => [rule.field],
-  fields: (rule) => [rule.field],
   worst: (rule): Record<string, 'min' | 'max'> => (rule.direction === 'up' ? { [rule.field]: 'max' } : rule.direction === 'down' ? { [rule.field]: 'min' } : {}),
   params: {
     field: z.enum(['borrow_apy', 'supply_apy']).default('borrow_apy'),

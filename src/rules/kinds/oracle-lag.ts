@@ -34,7 +34,6 @@ export const oracleLag = defineKind({
   reads: ['market'],
   context: ['lag', 'max_lag', 'heartbeat'],
   needs: () => ['oracle_last_update'],
-  fields: () => ['oracle_last_update'],
   params,
   check(rule) {
     const out: RuleProblem[] = [];

@@ -18,7 +18,6 @@ export const threshold = defineKind({
   reads: readingKinds,
   context: ['field', 'op'],
   needs: (rule) => [rule.field],
-  fields: (rule) => [rule.field.split('.')[0]!],
   params: {
     reading: z.enum(readingKinds).default('market'),
     field: z.string().min(1, { error: 'name a field, e.g. borrow_apy or market.loan_asset_decimals' }),

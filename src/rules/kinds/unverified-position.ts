@@ -13,7 +13,6 @@ export const unverifiedPosition = defineKind({
   reads: ['position'],
   context: ['verified', 'value_usd'],
   needs: () => ['verified', 'value_usd'],
-  fields: () => ['verified', 'value_usd'],
   params: { min_value_usd: nonNegative.default(0) },
   evaluate({ rule, reading }) {
     if (reading.kind !== 'position') return notMine('position', reading);

@@ -17,7 +17,6 @@ export const utilizationAbove = defineKind({
   reads: ['market'],
   context: ['utilization', 'clear_below'],
   needs: () => ['utilization'],
-  fields: () => ['utilization'],
   worst: () => ({ utilization: 'max' }),
   params: { threshold: fraction, clear_below: fraction.optional() },
   check(rule) {
