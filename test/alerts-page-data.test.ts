@@ -12,15 +12,12 @@ import type { Silence } from '../src/http/types.js';
 import { createNotifications } from '../src/notify/index.js';
 import type { Store } from '../src/store/index.js';
 import { drive, engineFor, eventList, HOUR, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
-import { notifier, route, SlackRecorder } from './notify-helpers.js';
+import { slackRecorders } from './fixtures/slack-recorder.js';
+import { notifier, route } from './notify-helpers.js';
 
 const dirs = tempDirs();
-let slack: SlackRecorder | undefined;
-afterEach(async () => {
-  await slack?.stop();
-  slack = undefined;
-  dirs.cleanup();
-});
+const startSlack = slackRecorders();
+afterEach(() => dirs.cleanup());
 
 const FP = fingerprint('util', 'm1');
 const util = rule({ name: 'util', kind: 'utilization_above', threshold: 0.9, clear_below: 0.85 });
@@ -48,7 +45,7 @@ async function delivered(polls: ReadonlyArray<Record<string, number>>): Promise<
   const store = tempStore(dirs);
   const clock = new ManualClock(T0);
   const engine = engineFor(store, [util], { clock });
-  slack = await new SlackRecorder(clock).start();
+  const slack = await startSlack({ clock });
   const n = createNotifications({
     db: store.db,
     config: {

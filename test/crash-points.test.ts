@@ -10,28 +10,22 @@ import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 import { migrations, openStore } from '../src/store/index.js';
 import { afterCrash, dbBytes, freeze, freezeWhen, integrity, secretHits, walBytes, writeLockHeld } from './fixtures/daemon/crash.js';
-import { apiAlerts, DaemonProcess, killAll, tempDirs, until } from './fixtures/daemon/harness.js';
-import { configObject, SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
+import { apiAlerts, DaemonProcess, until } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { configObject, utilRule, writeConfig, type SimHandle, type SlackRecorder } from './fixtures/daemon/world.js';
 
 const API_KEY = 'crash-api-key-7f3c9a';
 const HOOK_PATH = '/services/T0CRASH/B0CRASH/hook-secret-5d2e81';
-const dirs = tempDirs();
-let sim: SimHandle | undefined;
-let slack: SlackRecorder | undefined;
+const { dirs, spikingSim, startSlack } = daemonScope();
 const daemons: DaemonProcess[] = [];
-afterEach(async () => {
-  await killAll();
-  await sim?.close();
-  await slack?.stop();
-  sim = slack = undefined;
+afterEach(() => {
   daemons.length = 0;
-  dirs.cleanup();
 });
 
 /** A world and a config: the simulator (with its own key), a Slack recorder at a secret path, `rules` sent to Slack. */
 async function setup(opts: { markets?: number; rules?: (s: SimHandle) => Array<Record<string, unknown>>; maxAlerts?: number } = {}) {
-  sim = await SimHandle.spiking({ apiKey: API_KEY, ...(opts.markets ? { markets: opts.markets } : {}) });
-  slack = await new SlackRecorder().start(HOOK_PATH);
+  const sim = await spikingSim({ apiKey: API_KEY, ...(opts.markets ? { markets: opts.markets } : {}) });
+  const slack = await startSlack({ path: HOOK_PATH });
   const dir = dirs.make();
   const db = join(dir, 'lookout.db');
   const cfg = configObject({
@@ -57,8 +51,8 @@ function spawn(file: string): DaemonProcess {
 }
 
 /** Nothing any daemon of the test wrote (stdout, stderr, the DB and its WAL) nor any Slack body holds the API key or the webhook's secret part. */
-function expectNoSecrets(db: string): void {
-  const outputs: Record<string, string | Buffer> = { ...dbBytes(db), slack: (slack?.posts ?? []).map((p) => p.raw).join('\n') };
+function expectNoSecrets(db: string, slack: SlackRecorder): void {
+  const outputs: Record<string, string | Buffer> = { ...dbBytes(db), slack: slack.posts.map((p) => p.raw).join('\n') };
   daemons.forEach((d, i) => Object.assign(outputs, { [`daemon ${i} stdout`]: d.stdout, [`daemon ${i} stderr`]: d.stderr }));
   expect(secretHits(outputs, { 'API key': API_KEY, 'webhook URL': HOOK_PATH })).toEqual([]);
 }
@@ -87,7 +81,7 @@ it('kill -9 inside the poll transaction: none of that poll is kept, the DB is so
   await second.waitForPolls(1, 30_000);
   expect(slack.about('FIRING', sim.market(0)), slack.summary()).toHaveLength(1);
   expect(integrity(db)).toBe('ok');
-  expectNoSecrets(db);
+  expectNoSecrets(db, slack);
 }, 180_000);
 
 it('kill -9 between a Slack 2xx and the outbox update: after the restart that one message goes again, under the same dedup key, and nothing else', async () => {
@@ -121,7 +115,7 @@ it('kill -9 between a Slack 2xx and the outbox update: after the restart that on
   expect(messages(db)).toEqual([expect.objectContaining({ dedup_key: key, status: 'sent' })]);
   const { url } = (await second.waitForLog((l) => l.msg === 'started', 5_000, 'started')) as { url: string };
   expect((await apiAlerts(url)).find((a) => a.rule === 'util-high')).toMatchObject({ entity: sim.market(0), state: 'firing', last_notified: expect.any(String) });
-  expectNoSecrets(db);
+  expectNoSecrets(db, slack);
 }, 90_000);
 
 it('kill -9 between the parts of a split Slack message: after the restart only the part not yet accepted goes, under the same key', async () => {
@@ -156,11 +150,11 @@ it('kill -9 between the parts of a split Slack message: after the restart only t
     ['2', key],
   ]);
   expect(messages(db)).toEqual([expect.objectContaining({ dedup_key: key, status: 'sent', parts_sent: 2 })]);
-  expectNoSecrets(db);
+  expectNoSecrets(db, slack);
 }, 90_000);
 
 it('kill -9 during a schema migration: the DB stays at the old version, sound and whole; the restart migrates it with every row', async () => {
-  const { db, file } = await setup();
+  const { db, file, slack } = await setup();
   // A version-4 DB (before the readings became rowid tables) with enough history that migration 5 takes a while.
   const old = openStore(db, { migrations: migrations.slice(0, 4) });
   old.close();
@@ -202,5 +196,5 @@ it('kill -9 during a schema migration: the DB stays at the old version, sound an
   } finally {
     reader.close();
   }
-  expectNoSecrets(db);
+  expectNoSecrets(db, slack);
 }, 120_000);

@@ -8,8 +8,9 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { apiAlerts, DaemonProcess, getText, killAll, sample, until } from './fixtures/daemon/harness.js';
-import { SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
+import { apiAlerts, DaemonProcess, getText, sample, until } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { utilRule, writeConfig } from './fixtures/daemon/world.js';
 import { cannotMount, privileged, SmallDisk } from './fixtures/daemon/disk.js';
 import { openStore } from '../src/store/index.js';
 
@@ -17,15 +18,11 @@ const why = cannotMount();
 // Under CI a missing privilege is a broken setup, not a reason to skip (as with the tools of test/tools.ts).
 if (why !== undefined && process.env.CI) throw new Error(`${why}: under CI the disk-fault tests cannot skip`);
 
-let sim: SimHandle | undefined;
-let slack: SlackRecorder | undefined;
+const { spikingSim, startSlack } = daemonScope();
 let disk: SmallDisk | undefined;
-afterEach(async () => {
-  await killAll();
-  await sim?.close();
-  await slack?.stop();
+afterEach(() => {
   disk?.unmount();
-  sim = slack = disk = undefined;
+  disk = undefined;
 });
 
 /** Poll runs started at or after `since` that a second connection sees (committed to the file). */
@@ -69,8 +66,8 @@ describe.skipIf(why !== undefined)(`a full disk under the daemon${why ? ` (skipp
   });
 
   it('keeps running and says why, fails polls with reason store without touching alerts, keeps the outbox, and resumes once space returns — one FIRING in all', async () => {
-    sim = await SimHandle.spiking();
-    slack = await new SlackRecorder().start();
+    const sim = await spikingSim();
+    const slack = await startSlack();
     // Slack is down from the start: the FIRING message waits in the outbox when the disk fills.
     slack.respond(500);
     disk = SmallDisk.mount(16 * 1024 * 1024);
@@ -84,7 +81,7 @@ describe.skipIf(why !== undefined)(`a full disk under the daemon${why ? ` (skipp
       sourceDownAfter: 3,
     });
     const { daemon, url } = await DaemonProcess.start(file);
-    const diag = () => `${slack!.summary()}\n${daemon.diag()}`;
+    const diag = () => `${slack.summary()}\n${daemon.diag()}`;
     await slack.waitFor('a FIRING attempt (answered 500)', (p) => p.some((x) => x.text.startsWith('FIRING') && x.text.includes(market)), 20_000, diag);
     const before = await apiAlerts(url);
     const firing = before.find((a) => a.rule === 'util-high' && a.entity === market);
@@ -163,7 +160,7 @@ describe.skipIf(whyExt4 !== undefined)(`a read-only DB file${whyExt4 ? ` (skippe
   });
 
   it('chattr +i under the running daemon: polls fail with reason store, /readyz and /metrics say why, alerts stay; -i resumes without a restart; a restart while read-only refuses with one clear line', async () => {
-    sim = await SimHandle.spiking();
+    const sim = await spikingSim();
     disk = SmallDisk.tryMountExt4(32 * 1024 * 1024) as SmallDisk;
     const db = join(disk.dir, 'lookout.db');
     files = [db, `${db}-wal`, `${db}-shm`];

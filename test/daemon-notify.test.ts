@@ -6,27 +6,18 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createdAfter, METRICS_QUERY } from '../src/source/graphql.js';
-import { apiAlerts, CLI, DaemonProcess, getJson, getText, killAll, ROOT, sample, tempDirs, until, type ApiAlert } from './fixtures/daemon/harness.js';
-import { SimHandle, SlackRecorder, utilRule, writeConfig, type ConfigInput } from './fixtures/daemon/world.js';
+import { apiAlerts, CLI, DaemonProcess, getJson, getText, ROOT, sample, until, type ApiAlert } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { utilRule, writeConfig, type ConfigInput } from './fixtures/daemon/world.js';
 
-const dirs = tempDirs();
-let sim: SimHandle | undefined;
-let slack: SlackRecorder | undefined;
-afterEach(async () => {
-  await killAll();
-  await sim?.close();
-  await slack?.stop();
-  sim = undefined;
-  slack = undefined;
-  dirs.cleanup();
-});
+const { dirs, startSim, spikingSim, startSlack } = daemonScope();
 
 /** Starts a spiking simulator, a recorder and writes a config with one utilization rule on market #0 sent to Slack. */
 async function setup(extra: Partial<ConfigInput> = {}) {
-  sim = await SimHandle.spiking();
-  slack = await new SlackRecorder().start();
+  const sim = await spikingSim();
+  const slack = await startSlack();
   const dir = dirs.make();
   const market = sim.market(0);
   const file = writeConfig(join(dir, 'lookout.yaml'), {
@@ -191,8 +182,8 @@ it.each([
   ['the CLI on the daemon’s DB', viaCli],
 ])('a silence added through %s mutes a firing alert of the running daemon, evaluation goes on; expired, the alert is announced once', async (_way, way) => {
   // Calm first, so the silence is in force before anything can fire: no race with the first flush.
-  sim = await SimHandle.start({ scenario: 'calm' });
-  slack = await new SlackRecorder().start();
+  const sim = await startSim({ scenario: 'calm' });
+  const slack = await startSlack();
   const dir = dirs.make();
   const market = sim.market(0);
   const control = sim.market(1); // also spikes; its rule is not silenced
@@ -204,7 +195,7 @@ it.each([
     sourceDownAfter: 50,
   });
   const { daemon, url } = await DaemonProcess.start(file);
-  const diag = () => `${slack!.summary()}\n${daemon.diag()}`;
+  const diag = () => `${slack.summary()}\n${daemon.diag()}`;
   const silencedCount = async () => sample(await getText(`${url}/metrics`), 'lookout_notifications_total', { notifier: 'slack', outcome: 'silenced' }) ?? 0;
   await daemon.waitForPolls(1, 10_000);
   expect((await apiAlerts(url)).filter((a) => a.state === 'firing')).toEqual([]);
@@ -243,8 +234,8 @@ it.each([
 }, 90_000);
 
 it('a source outage: the announced market alert is not announced again when source_down resolves; one that began firing during the outage is announced once after it', async () => {
-  sim = await SimHandle.spiking();
-  slack = await new SlackRecorder().start();
+  const sim = await spikingSim();
+  const slack = await startSlack();
   const dir = dirs.make();
   const [market, late] = [sim.market(0), sim.market(1)];
   const file = writeConfig(join(dir, 'lookout.yaml'), {

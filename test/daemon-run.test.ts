@@ -6,24 +6,15 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DaemonProcess, freePort, getJson, getText, killAll, listening, sample, tempDirs, until } from './fixtures/daemon/harness.js';
-import { configObject, SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DaemonProcess, freePort, getJson, getText, listening, sample, until } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { configObject, utilRule, writeConfig } from './fixtures/daemon/world.js';
 import { MARKET_FAMILIES, parseScrape } from './metrics-fixtures.js';
 import { openStore } from '../src/store/index.js';
 import { market } from './store-helpers.js';
 
-const dirs = tempDirs();
-let sim: SimHandle | undefined;
-let slack: SlackRecorder | undefined;
-afterEach(async () => {
-  await killAll();
-  await sim?.close();
-  await slack?.stop();
-  sim = undefined;
-  slack = undefined;
-  dirs.cleanup();
-});
+const { dirs, startSim, spikingSim, startSlack } = daemonScope();
 
 describe('lookout run', () => {
   beforeAll(() => {
@@ -32,7 +23,7 @@ describe('lookout run', () => {
   });
 
   it('polls the simulator into SQLite, serves a market’s utilization on /metrics, and exits 0 on SIGTERM with the DB closed cleanly', async () => {
-    sim = await SimHandle.start({ scenario: 'calm' });
+    const sim = await startSim({ scenario: 'calm' });
     const dir = dirs.make();
     const db = join(dir, 'lookout.db');
     const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db });
@@ -79,7 +70,7 @@ describe('lookout run', () => {
   }, 40_000);
 
   it('SIGTERM while a SIGHUP reload waits for a slow poll: exits 0, and nothing runs after `stopped`', async () => {
-    sim = await SimHandle.start({ scenario: 'calm' });
+    const sim = await startSim({ scenario: 'calm' });
     const dir = dirs.make();
     const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db: join(dir, 'lookout.db') });
     const { daemon } = await DaemonProcess.start(file);
@@ -105,8 +96,8 @@ describe('lookout run', () => {
   }, 40_000);
 
   it('SIGTERM while the service never answers a poll and Slack never answers a post: exits 0 before `docker stop` would SIGKILL it (10 s)', async () => {
-    sim = await SimHandle.spiking();
-    slack = await new SlackRecorder().start();
+    const sim = await spikingSim();
+    const slack = await startSlack();
     slack.respond(200, { hang: true });
     const dir = dirs.make();
     const input = { sim, db: join(dir, 'lookout.db'), rules: [utilRule('util-high', sim.market(0))], notifiers: { slack: { type: 'slack', webhook_url: slack.url, timeout: '60s' } } };
@@ -142,7 +133,7 @@ describe('lookout run', () => {
   }, 60_000);
 
   it('/readyz answers 503 "database is not writable" while another connection holds the write lock, and 200 again once it lets go', async () => {
-    sim = await SimHandle.start({ scenario: 'calm' });
+    const sim = await startSim({ scenario: 'calm' });
     const dir = dirs.make();
     const db = join(dir, 'lookout.db');
     const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db });
@@ -178,7 +169,7 @@ describe('lookout run', () => {
   }, 90_000);
 
   it('a market that vanishes from the service loses every lookout_market_* series on the next successful poll (no stale series)', async () => {
-    sim = await SimHandle.start({ scenario: 'calm' });
+    const sim = await startSim({ scenario: 'calm' });
     const dir = dirs.make();
     const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db: join(dir, 'lookout.db') });
     const { daemon, url } = await DaemonProcess.start(file);
@@ -209,7 +200,7 @@ describe('lookout run', () => {
   }, 40_000);
 
   it('folds history older than storage.raw_retention into 5-minute buckets while it runs', async () => {
-    sim = await SimHandle.start({ scenario: 'calm' });
+    const sim = await startSim({ scenario: 'calm' });
     const dir = dirs.make();
     const db = join(dir, 'lookout.db');
     const file = writeConfig(join(dir, 'lookout.yaml'), { ...configObject({ sim, db }), storage: { path: db, retention: '1d', raw_retention: '2s' } });
@@ -237,7 +228,7 @@ describe('lookout run', () => {
   }, 40_000);
 
   it('seals hours of full-resolution history into chunks, but not the hours its rules still look back into', async () => {
-    sim = await SimHandle.start({ scenario: 'calm' });
+    const sim = await startSim({ scenario: 'calm' });
     const HOUR = 3_600_000;
     const now = Date.now();
     // Two databases with the same history, stored before the daemons run: a market changing every 10 minutes for

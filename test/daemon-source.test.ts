@@ -6,21 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import { apiAlerts, DaemonProcess, getJson, getText, killAll, sample, tempDirs, until, type ApiAlert } from './fixtures/daemon/harness.js';
-import { SimHandle, SlackRecorder, utilRule, writeConfig } from './fixtures/daemon/world.js';
+import { expect, it } from 'vitest';
+import { apiAlerts, DaemonProcess, getJson, getText, sample, until, type ApiAlert } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { utilRule, writeConfig } from './fixtures/daemon/world.js';
 
-const dirs = tempDirs();
-let sim: SimHandle | undefined;
-let slack: SlackRecorder | undefined;
-afterEach(async () => {
-  await killAll();
-  await sim?.close();
-  await slack?.stop();
-  sim = undefined;
-  slack = undefined;
-  dirs.cleanup();
-});
+const { dirs, spikingSim, startSlack } = daemonScope();
 
 interface ApiPoll {
   name: string;
@@ -32,8 +23,8 @@ interface ApiPoll {
 const find = (alerts: ApiAlert[], rule: string, state?: string) => alerts.find((a) => a.rule === rule && (state === undefined || a.state === state));
 
 it('failed polls change no alert; source_down fires after `after` failures with lookout_source_up 0, and resolves when the service is back', async () => {
-  sim = await SimHandle.spiking();
-  slack = await new SlackRecorder().start();
+  const sim = await spikingSim();
+  const slack = await startSlack();
   const dir = dirs.make();
   const market = sim.market(0);
   const file = writeConfig(join(dir, 'lookout.yaml'), {
@@ -76,8 +67,8 @@ it('failed polls change no alert; source_down fires after `after` failures with 
 it('no secret reaches stdout, stderr, /metrics, the API, the status page or a Slack message — also after a 401 and a Slack 500', async () => {
   const apiKey = `sk-e2e-${randomUUID()}`;
   const hookSecret = `hook-${randomUUID()}`;
-  sim = await SimHandle.spiking({ apiKey });
-  slack = await new SlackRecorder().start(`/services/T0/B0/${hookSecret}`);
+  const sim = await spikingSim({ apiKey });
+  const slack = await startSlack({ path: `/services/T0/B0/${hookSecret}` });
   slack.respond(500);
   const dir = dirs.make();
   const market = sim.market(0);

@@ -2,16 +2,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { systemClock } from '../src/clock.js';
 import { openStore } from '../src/store/index.js';
-import { SlackRecorder, tempStores } from './notify-helpers.js';
+import { slackRecorders } from './fixtures/slack-recorder.js';
+import { tempStores } from './notify-helpers.js';
 
 const stores = tempStores();
 const children: ChildProcess[] = [];
-let slack: SlackRecorder | undefined;
-afterEach(async () => {
+const startSlack = slackRecorders();
+afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
-  await slack?.stop();
   stores.cleanup();
 });
 
@@ -28,13 +27,13 @@ function child(db: string, url: string, count: number): { proc: ChildProcess; ex
 }
 
 it('kill -9 mid-delivery, restart: every message delivered, the interrupted one resent with the same key', async () => {
-  slack = await new SlackRecorder(systemClock).start();
+  const slack = await startSlack();
   const db = join(stores.dir(), 'crash.db');
   // The 4th post never gets an answer (nor any after it): the process dies while it is in flight.
   slack.respondInTurn(200, 200, 200);
   slack.respond(200, { hang: true });
   const first = child(db, slack.url, 10);
-  await slack.waitFor(4, 20_000).catch((e: Error) => {
+  await slack.waitForCount(4, 20_000).catch((e: Error) => {
     throw new Error(`${e.message}; child stderr: ${first.stderr()}`);
   });
   expect(slack.posts.slice(0, 4).map((p) => p.status)).toEqual([200, 200, 200, 0]);

@@ -137,7 +137,7 @@ describe('the timer loop', () => {
     s.fire('m1');
     s.d.start();
     s.timers.fireDue();
-    await s.slack.waitFor(1);
+    await s.slack.waitForCount(1);
     expect(s.timers.delays()).toEqual([30_000]); // not a look at once that would find the same message, in flight
   });
 
@@ -234,7 +234,7 @@ describe('stop', () => {
     s.fire('m1');
     s.d.start();
     s.timers.fireDue();
-    await s.slack.waitFor(1);
+    await s.slack.waitForCount(1);
     let stopped = false;
     const stopping = s.d.stop(2_000).then(() => (stopped = true));
     expect(s.timers.delays()).toEqual([2_000]); // the loop timer is gone; the grace period is the one timer left

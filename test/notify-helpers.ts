@@ -1,6 +1,5 @@
 /** Shared fixtures for the notify tests: a temp store, alerts, a recording Slack server on loopback. */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,84 +82,7 @@ export function notifier(n: Record<string, unknown>): NotifierConfig {
   return notifierSchema.parse(n);
 }
 
-/** One post the Slack recorder received. */
-export interface SlackPost {
-  /** The test clock's time when it arrived. */
-  at: number;
-  status: number;
-  body: { text: string; blocks: Array<{ type: string; text?: { text: string }; elements?: Array<{ text: string }> }> };
-  raw: string;
-  /** The dedup key from the footer. */
-  key: string;
-}
-
-type SlackAnswer = { status: number; retryAfter?: string; hang?: boolean };
-
-/** A loopback HTTP server that records Slack webhook posts and answers what it is told (200, 500, 429 + Retry-After, or hang). */
-export class SlackRecorder {
-  readonly posts: SlackPost[] = [];
-  private server: Server | undefined;
-  private answer: SlackAnswer = { status: 200 };
-  private inTurn: number[] = [];
-  private waiters: Array<() => void> = [];
-  url = '';
-
-  constructor(private readonly clock: Clock) {}
-
-  /** Starts on 127.0.0.1 on a free port. */
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      let raw = '';
-      req.on('data', (c: Buffer) => (raw += c.toString()));
-      req.on('end', () => {
-        const a: SlackAnswer = this.inTurn.length > 0 ? { status: this.inTurn.shift()! } : this.answer;
-        const body = JSON.parse(raw) as SlackPost['body'];
-        const footer = body.blocks.at(-1)?.elements?.[0]?.text ?? '';
-        const key = /`(lk-[\w-]+)`/.exec(footer)?.[1] ?? '';
-        this.posts.push({ at: this.clock.now(), status: a.hang ? 0 : a.status, body, raw, key });
-        for (const w of this.waiters.splice(0)) w();
-        if (a.hang) return; // never answers: the client is killed or times out
-        res.writeHead(a.status, a.retryAfter ? { 'retry-after': a.retryAfter } : {});
-        res.end(a.status === 200 ? 'ok' : 'error');
-      });
-    });
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/services/T000/B000/secret-token`;
-    return this;
-  }
-
-  /** Sets the answer to the next posts. */
-  respond(status: number, opts: { retryAfter?: string; hang?: boolean } = {}): void {
-    this.answer = { status, ...opts };
-  }
-
-  /** Answers the next posts with these statuses, one each in turn, then goes back to the standing answer. */
-  respondInTurn(...statuses: number[]): void {
-    this.inTurn.push(...statuses);
-  }
-
-  /** Posts answered 200. */
-  delivered(): SlackPost[] {
-    return this.posts.filter((p) => p.status === 200);
-  }
-
-  /** Resolves when `n` posts have arrived (bounded by `ms`). */
-  async waitFor(n: number, ms = 10_000): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (this.posts.length < n) {
-      if (Date.now() > deadline) throw new Error(`only ${this.posts.length} of ${n} posts arrived`);
-      await new Promise<void>((r) => {
-        this.waiters.push(r);
-        setTimeout(r, 100);
-      });
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
-  }
-}
+export { SlackRecorder, type SlackPost } from './fixtures/slack-recorder.js';
 
 /** The dispatcher's timer seam on a manual clock: records each timer with its delay; `fireDue()` runs those due at the clock's now. */
 export class ManualTimers {

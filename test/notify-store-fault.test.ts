@@ -6,20 +6,17 @@
 import { afterEach, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { createNotifications } from '../src/notify/index.js';
-import { alert, event, notifier, route, SlackRecorder, tempStores } from './notify-helpers.js';
+import { slackRecorders } from './fixtures/slack-recorder.js';
+import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
 
 const T0 = 1_700_000_000_000;
 const stores = tempStores();
-let slack: SlackRecorder | undefined;
-afterEach(async () => {
-  await slack?.stop();
-  slack = undefined;
-  stores.cleanup();
-});
+const startSlack = slackRecorders();
+afterEach(() => stores.cleanup());
 
 it('a delivery record that cannot be written: nothing is sent meanwhile, the message stays pending, and goes out once after', async () => {
   const clock = new ManualClock(T0);
-  slack = await new SlackRecorder(clock).start();
+  const slack = await startSlack({ clock });
   const store = stores.open();
   const storeErrors: unknown[] = [];
   const n = createNotifications({
