@@ -12,25 +12,9 @@ import { apiAlerts, CLI, DaemonProcess, getJson, getText, ROOT, sample, until, t
 import { daemonScope } from './fixtures/daemon/scope.js';
 import { utilRule, writeConfig, type ConfigInput } from './fixtures/daemon/world.js';
 
-const { dirs, startSim, spikingSim, startSlack } = daemonScope();
+const { dirs, startSim, startSlack, slackWorld } = daemonScope();
 
-/** Starts a spiking simulator, a recorder and writes a config with one utilization rule on market #0 sent to Slack. */
-async function setup(extra: Partial<ConfigInput> = {}) {
-  const sim = await spikingSim();
-  const slack = await startSlack();
-  const dir = dirs.make();
-  const market = sim.market(0);
-  const file = writeConfig(join(dir, 'lookout.yaml'), {
-    sim,
-    db: join(dir, 'lookout.db'),
-    rules: [utilRule('util-high', market)],
-    notifiers: { slack: { type: 'slack', webhook_url: slack.url, rate_limit: 10 } },
-    // A swap of the simulator may fail a poll; source_down is not what these tests look at.
-    sourceDownAfter: 50,
-    ...extra,
-  });
-  return { file, market, slack, sim };
-}
+const setup = (extra: Partial<ConfigInput> = {}) => slackWorld(() => extra);
 
 const firingOf = (alerts: ApiAlert[], rule: string, entity: string) => alerts.find((a) => a.rule === rule && a.entity === entity && a.state === 'firing');
 
@@ -234,18 +218,12 @@ it.each([
 }, 90_000);
 
 it('a source outage: the announced market alert is not announced again when source_down resolves; one that began firing during the outage is announced once after it', async () => {
-  const sim = await spikingSim();
-  const slack = await startSlack();
-  const dir = dirs.make();
-  const [market, late] = [sim.market(0), sim.market(1)];
-  const file = writeConfig(join(dir, 'lookout.yaml'), {
-    sim,
-    db: join(dir, 'lookout.db'),
-    rules: [utilRule('util-high', market), { ...utilRule('util-late', late), for: '15s' }],
-    notifiers: { slack: { type: 'slack', webhook_url: slack.url, rate_limit: 10 } },
+  const { sim, slack, file } = await slackWorld((sim) => ({
+    rules: [utilRule('util-high', sim.market(0)), { ...utilRule('util-late', sim.market(1)), for: '15s' }],
     routes: [{ default: true, notify: ['slack'], group_by: ['rule'], group_wait: '0s', group_interval: '1s', repeat_interval: '1h' }],
     sourceDownAfter: 2,
-  });
+  }));
+  const [market, late] = [sim.market(0), sim.market(1)];
   const rec = slack;
   const { daemon, url } = await DaemonProcess.start(file);
   const diag = () => `${rec.summary()}\n${daemon.diag()}`;

@@ -11,7 +11,7 @@ import { apiAlerts, DaemonProcess, getJson, getText, sample, until, type ApiAler
 import { daemonScope } from './fixtures/daemon/scope.js';
 import { utilRule, writeConfig } from './fixtures/daemon/world.js';
 
-const { dirs, spikingSim, startSlack } = daemonScope();
+const { dirs, spikingSim, startSlack, slackWorld } = daemonScope();
 
 interface ApiPoll {
   name: string;
@@ -23,17 +23,7 @@ interface ApiPoll {
 const find = (alerts: ApiAlert[], rule: string, state?: string) => alerts.find((a) => a.rule === rule && (state === undefined || a.state === state));
 
 it('failed polls change no alert; source_down fires after `after` failures with lookout_source_up 0, and resolves when the service is back', async () => {
-  const sim = await spikingSim();
-  const slack = await startSlack();
-  const dir = dirs.make();
-  const market = sim.market(0);
-  const file = writeConfig(join(dir, 'lookout.yaml'), {
-    sim,
-    db: join(dir, 'lookout.db'),
-    rules: [utilRule('util-high', market)],
-    notifiers: { slack: { type: 'slack', webhook_url: slack.url, rate_limit: 10 } },
-    sourceDownAfter: 2,
-  });
+  const { sim, slack, market, file } = await slackWorld(() => ({ sourceDownAfter: 2 }));
   const { daemon, url } = await DaemonProcess.start(file);
   const firing = await until('util-high firing', async () => find(await apiAlerts(url), 'util-high', 'firing'), 15_000, () => daemon.diag());
   await until('lookout_source_up 1', async () => (sample(await getText(`${url}/metrics`), 'lookout_source_up', { poll: 'markets' }) === 1 ? true : undefined), 5_000);
