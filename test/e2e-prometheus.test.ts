@@ -4,42 +4,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, until } from './fixtures/daemon/harness.js';
 import { tool } from './tools.js';
 import { simulatedReadings } from './metrics-simulated.js';
 import { startFakeDaemon, type FakeDaemon } from './http-fixtures.js';
 
 const prometheus = tool('prometheus', 'prometheus', { probe: true });
 const TOKEN = 'e2e-scrape-token';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, deadlineMs: number, log: () => string): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (${String(last ?? '')})\n${log().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 interface QueryResult {
   status: string;
