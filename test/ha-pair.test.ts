@@ -5,37 +5,27 @@
  * receiver behind them, not two. Then one replica and one Alertmanager are killed (SIGKILL): the next alert still
  * arrives exactly once. Then the killed replica restarts: no duplicate, no spurious RESOLVED.
  */
-import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
-import { Receiver, startCluster } from './fixtures/alertmanager-cluster.js';
-import { DaemonProcess, killAll, tempDirs, until } from './fixtures/daemon/harness.js';
-import { SimHandle, utilRule, writeConfig } from './fixtures/daemon/world.js';
+import { expect, it } from 'vitest';
+import { clusterScope } from './fixtures/alertmanager-cluster.js';
+import { DaemonProcess, until } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { utilRule, writeConfig } from './fixtures/daemon/world.js';
 import { tool } from './tools.js';
 
 const alertmanager = tool('prometheus-alertmanager', 'prometheus-alertmanager');
-const dirs = tempDirs();
-const procs: ChildProcess[] = [];
-let sim: SimHandle | undefined;
-let receiver: Receiver | undefined;
-
-afterAll(async () => {
-  await killAll();
-  for (const p of procs) p.kill('SIGKILL');
-  await sim?.close();
-  await receiver?.stop();
-  dirs.cleanup();
-});
+const { dirs, spikingSim } = daemonScope();
+const { startReceiver, startCluster } = clusterScope();
 
 it.skipIf(alertmanager.skip)(
   `two replicas through two peered Alertmanagers: one notification per alert, through a kill of a replica and an Alertmanager and the replica's restart (${alertmanager.needs})`,
   async () => {
-    receiver = await new Receiver().start();
+    const receiver = await startReceiver();
     const received = receiver.received;
-    const [am1, am2] = await startCluster(alertmanager.require(), 2, receiver.url, procs);
+    const [am1, am2] = await startCluster(alertmanager.require(), 2, receiver.url);
     const diag = () => `received: ${JSON.stringify(received)}\n--- am1\n${am1!.log().slice(-1500)}\n--- am2\n${am2!.log().slice(-1500)}`;
 
-    sim = await SimHandle.spiking();
+    const sim = await spikingSim();
     const [first, second] = [sim.market(0), sim.market(1)];
     const replica = () => {
       const dir = dirs.make();

@@ -2,7 +2,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -11,23 +10,13 @@ import { fetchAdoptable } from '../src/notify/adopt.js';
 import { createNotifications } from '../src/notify/index.js';
 import { alert, event, notifier, route, tempStores } from './notify-helpers.js';
 import { tool } from './tools.js';
+import { freePort } from './fixtures/daemon/harness.js';
 
 const alertmanager = tool('prometheus-alertmanager', 'prometheus-alertmanager');
 const stores = tempStores();
 let am: ChildProcess | undefined;
 let dir = '';
 let base = '';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   if (alertmanager.skip) return;

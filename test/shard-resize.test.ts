@@ -4,40 +4,24 @@
  * second FIRING, though some of them moved to the new replica; and the replica that gave a market away forgets its
  * alert without a resolve of its own.
  */
-import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startSimulator } from '../src/simulator/index.js';
 import { ownerOf } from '../src/source/shard.js';
-import { Receiver, startCluster } from './fixtures/alertmanager-cluster.js';
-import { DaemonProcess, killAll, tempDirs, until } from './fixtures/daemon/harness.js';
-import { SimHandle, writeConfig } from './fixtures/daemon/world.js';
+import { clusterScope } from './fixtures/alertmanager-cluster.js';
+import { apiAlerts, DaemonProcess, until } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { writeConfig } from './fixtures/daemon/world.js';
 import { tool } from './tools.js';
 
 const alertmanager = tool('prometheus-alertmanager', 'prometheus-alertmanager');
-const dirs = tempDirs();
-const procs: ChildProcess[] = [];
-let sim: SimHandle | undefined;
-let receiver: Receiver | undefined;
-
-afterAll(async () => {
-  await killAll();
-  for (const p of procs) p.kill('SIGKILL');
-  await sim?.close();
-  await receiver?.stop();
-  dirs.cleanup();
-});
+const { dirs, spikingSim } = daemonScope();
+const { startReceiver, startCluster } = clusterScope();
 
 /** The rule's `for`: the first firing waits it out; the new owner after the resize must not. */
 const FOR_MS = 25_000;
 const FOR = `${FOR_MS / 1000}s`;
-
-type ApiAlert = { entity: string; state: string };
-async function apiAlerts(url: string): Promise<ApiAlert[]> {
-  const body = (await (await fetch(`${url}/api/alerts`)).json()) as { alerts?: ApiAlert[] } | ApiAlert[];
-  return Array.isArray(body) ? body : (body.alerts ?? []);
-}
 
 /** A seed whose spiking markets (#0–#2) include one that moves to replica 3 when 3 shards become 4. */
 async function seedWithAMove(): Promise<{ seed: number; spiking: string[]; moved: string }> {
@@ -54,11 +38,10 @@ async function seedWithAMove(): Promise<{ seed: number; spiking: string[]; moved
 it.skipIf(alertmanager.skip)(
   `3 → 4 shards through an Alertmanager cluster: moved markets keep firing, no RESOLVED and no second FIRING at the receiver (${alertmanager.needs})`,
   async () => {
-    receiver = await new Receiver().start();
-    const rec = receiver;
-    const ams = await startCluster(alertmanager.require(), 2, rec.url, procs);
+    const rec = await startReceiver();
+    const ams = await startCluster(alertmanager.require(), 2, rec.url);
     const { seed, spiking, moved } = await seedWithAMove();
-    sim = await SimHandle.spiking({ seed });
+    const sim = await spikingSim({ seed });
     const giver = ownerOf(moved, 3);
 
     const files = [0, 1, 2, 3].map(() => {
@@ -66,7 +49,7 @@ it.skipIf(alertmanager.skip)(
       return {
         dir,
         file: writeConfig(join(dir, 'lookout.yaml'), {
-          sim: sim!,
+          sim,
           db: join(dir, 'lookout.db'),
           // every market: the three spiking ones breach
           // `for` longer than the test waits after the resize: only adoption lets the new owner fire the moved market.

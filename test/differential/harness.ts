@@ -16,6 +16,7 @@ import { createNotifications, type Notifications } from '../../src/notify/index.
 import type { Store } from '../../src/store/index.js';
 import { alert, event, notifier, route, tempStores } from '../notify-helpers.js';
 import { actionsOf, type Timeline, type TimelineAlert } from './timeline.js';
+import { freePort } from '../fixtures/daemon/harness.js';
 
 /** The shared timing (ms): events fall half-way between flush ticks (see timeline.ts). */
 export const TIMING = { group_wait: 1000, group_interval: 2000, repeat_interval: 11000 };
@@ -154,14 +155,6 @@ export class AlertmanagerUnderTest {
     this.proc?.kill('SIGKILL');
     if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 /** lookout's side of one run: a store, the notification pipeline on the real clock, and the engine's firing set. */
