@@ -8,18 +8,12 @@ import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, DaemonProcess, freePort, getJson, killAll, tempDirs, until } from './fixtures/daemon/harness.js';
-import { configObject, SimHandle, writeConfig } from './fixtures/daemon/world.js';
+import { describe, expect, it } from 'vitest';
+import { CLI, DaemonProcess, freePort, getJson, until } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { configObject, writeConfig, type SimHandle } from './fixtures/daemon/world.js';
 
-const dirs = tempDirs();
-let sim: SimHandle | undefined;
-afterEach(async () => {
-  await killAll();
-  await sim?.close();
-  sim = undefined;
-  dirs.cleanup();
-});
+const { dirs, startSim } = daemonScope();
 
 const TOKEN = 'cli-url-token-5f2a9c';
 
@@ -50,8 +44,8 @@ function rules(s: SimHandle): Array<Record<string, unknown>> {
   ];
 }
 
-async function startDaemon(token?: string): Promise<{ url: string; db: string; cwd: string }> {
-  sim = await SimHandle.start({ scenario: 'calm' });
+async function startDaemon(token?: string): Promise<{ url: string; db: string; cwd: string; sim: SimHandle }> {
+  const sim = await startSim({ scenario: 'calm' });
   const dir = dirs.make();
   const db = join(dir, 'lookout.db');
   const cfg = configObject({ sim, db, rules: rules(sim) }) as { server: Record<string, unknown> };
@@ -69,12 +63,12 @@ async function startDaemon(token?: string): Promise<{ url: string; db: string; c
     () => daemon.diag(),
   );
   // The CLI runs elsewhere: an empty folder, no config.yaml, no DB file.
-  return { url, db, cwd: dirs.make() };
+  return { url, db, cwd: dirs.make(), sim };
 }
 
 describe('the CLI reaches a running daemon with --url', () => {
   it('alerts (with --match, --rule, --severity), rules and silence add|list|expire work against the API, with no local config or DB', async () => {
-    const { url, cwd } = await startDaemon();
+    const { url, cwd, sim } = await startDaemon();
 
     const all = await lookout(cwd, ['alerts', '--url', url]);
     expect(all.code, all.stderr).toBe(0);
@@ -88,7 +82,7 @@ describe('the CLI reaches a running daemon with --url', () => {
     expect(crit.map((a) => a.rule)).toEqual(['util-critical']);
     expect(crit[0]!.since).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
-    const byLabel = await lookout(cwd, ['alerts', '--url', url, '--json', '--match', `market_id=${sim!.market(1)}`]);
+    const byLabel = await lookout(cwd, ['alerts', '--url', url, '--json', '--match', `market_id=${sim.market(1)}`]);
     expect((JSON.parse(byLabel.stdout) as Array<{ rule: string }>).map((a) => a.rule)).toEqual(['util-warning']);
     const byRegex = await lookout(cwd, ['alerts', '--url', url, '--json', '--match', 'rule=~util-.*', '--match', 'severity!=critical']);
     expect((JSON.parse(byRegex.stdout) as Array<{ rule: string }>).map((a) => a.rule)).toEqual(['util-warning']);

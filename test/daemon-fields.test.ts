@@ -5,25 +5,22 @@
  */
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { apiAlerts, DaemonProcess, getText, killAll, sample, tempDirs, until, type ApiAlert } from './fixtures/daemon/harness.js';
-import { SimHandle, utilRule, writeConfig } from './fixtures/daemon/world.js';
+import { apiAlerts, DaemonProcess, getText, sample, until, type ApiAlert } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { utilRule, writeConfig } from './fixtures/daemon/world.js';
 import { startRewriteProxy, type RewriteProxy } from './fixtures/rewrite-proxy.js';
 
-const dirs = tempDirs();
-let sim: SimHandle | undefined;
+const { dirs, spikingSim } = daemonScope();
 let proxy: RewriteProxy | undefined;
 afterEach(async () => {
-  await killAll();
   await proxy?.close();
-  await sim?.close();
-  sim = proxy = undefined;
-  dirs.cleanup();
+  proxy = undefined;
 });
 
 const stateOf = (alerts: ApiAlert[], rule: string, entity: string) => alerts.find((a) => a.rule === rule && a.entity === entity)?.state;
 
 it('a garbage oracle_price: utilization still fires and resolves on time, price_deviation has no data (no firing, no resolve), counted and logged once', async () => {
-  sim = await SimHandle.spiking();
+  const sim = await spikingSim();
   const m0 = sim.market(0);
   const m1 = sim.market(1);
   // Phase 1: market #0's service price is twice its oracle price (price_deviation fires); market #1 sends a

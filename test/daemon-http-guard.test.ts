@@ -6,19 +6,13 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, DaemonProcess, getJson, killAll, ROOT, tempDirs } from './fixtures/daemon/harness.js';
-import { SimHandle, configObject, writeConfig } from './fixtures/daemon/world.js';
+import { describe, expect, it } from 'vitest';
+import { CLI, DaemonProcess, getJson, ROOT} from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { configObject, writeConfig } from './fixtures/daemon/world.js';
 import { rawRequest } from './http-fixtures.js';
 
-const dirs = tempDirs();
-let sim: SimHandle | undefined;
-afterEach(async () => {
-  await killAll();
-  await sim?.close();
-  sim = undefined;
-  dirs.cleanup();
-});
+const { dirs, startSim } = daemonScope();
 
 const TOKEN = 'daemon-guard-token';
 const silence = (comment: string) =>
@@ -36,7 +30,7 @@ function storedSilences(db: string): string[] {
 
 describe('the daemon’s listener against web pages', () => {
   it('refuses a cross-site POST and a foreign Host (nothing in the DB); the CLI and curl-style JSON still create silences', async () => {
-    sim = await SimHandle.start({ scenario: 'calm' });
+    const sim = await startSim({ scenario: 'calm' });
     const dir = dirs.make();
     const db = join(dir, 'lookout.db');
     const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db });
@@ -74,7 +68,7 @@ describe('the daemon’s listener against web pages', () => {
   }, 60_000);
 
   it('with server.token set, a write without it is 401 and stores nothing; with it, 201', async () => {
-    sim = await SimHandle.start({ scenario: 'calm' });
+    const sim = await startSim({ scenario: 'calm' });
     const dir = dirs.make();
     const db = join(dir, 'lookout.db');
     const cfg = configObject({ sim, db }) as { server: Record<string, unknown> };

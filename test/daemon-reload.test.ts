@@ -5,18 +5,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { afterEach, expect, it } from 'vitest';
-import { apiAlerts, DaemonProcess, killAll, tempDirs, until, type LogLine } from './fixtures/daemon/harness.js';
-import { configObject, SimHandle, writeAtomic, type ConfigInput } from './fixtures/daemon/world.js';
+import { expect, it } from 'vitest';
+import { apiAlerts, DaemonProcess, until, type LogLine } from './fixtures/daemon/harness.js';
+import { daemonScope } from './fixtures/daemon/scope.js';
+import { configObject, writeAtomic, type ConfigInput } from './fixtures/daemon/world.js';
 
-const dirs = tempDirs();
-let sim: SimHandle | undefined;
-afterEach(async () => {
-  await killAll();
-  await sim?.close();
-  sim = undefined;
-  dirs.cleanup();
-});
+const { dirs, startSim } = daemonScope();
 
 /** A rule that fires at once on one market of the calm world. */
 const always = (name: string, market: string) => ({ name, kind: 'threshold', severity: 'info', select: { market_id: market }, field: 'utilization', op: '>=', value: 0 });
@@ -27,7 +21,7 @@ const yaml = (o: unknown) => YAML.stringify(o);
 const INVALID = (good: string) => good.replace('retention: 1d', 'retention: 1d\n  retension: 2d');
 
 async function setup() {
-  sim = await SimHandle.start({ scenario: 'calm' });
+  const sim = await startSim({ scenario: 'calm' });
   const dir = dirs.make();
   mkdirSync(join(dir, 'rules'));
   const ruleFile = join(dir, 'rules', 'base.yaml');
