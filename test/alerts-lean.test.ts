@@ -94,6 +94,36 @@ describe('contexts in the engine', () => {
   });
 });
 
+describe('lean verdicts in the engine', () => {
+  it('lets a kind share its ok verdict exactly where no alert of the entity is active, and judges active alerts by full verdicts', () => {
+    const store = tempStore(dirs);
+    const lean: string[] = [];
+    const kind = utilizationAbove as RuleKind;
+    const recording: RuleKind = { ...kind, evaluate: (input) => (lean.push(`${input.reading.entity} ${input.lean === true}`), kind.evaluate(input)) };
+    const kinds = ruleKinds.map((k) => (k.kind === recording.kind ? recording : k));
+    const util = rule({ name: 'util', kind: 'utilization_above', threshold: 0.9, keep_firing_for: '5m', annotations: { summary: '{{ value | pct }}' } });
+    const engine = engineFor(store, [util], { kinds });
+    const poll = (i: number, a: number, b: number) => {
+      lean.length = 0;
+      drive(store, engine, outcome('markets', 'metrics', [market('a', T0 + i * MIN, { utilization: a }), market('b', T0 + i * MIN, { utilization: b })], T0 + i * MIN));
+      return [...lean];
+    };
+    const b = () => engine.repo.get(fingerprint('util', 'b'))!;
+    expect(poll(0, 0.5, 0.95)).toEqual(['a true', 'b true']);
+    // b fires: its verdicts are read whole (an ok one keeps it firing for keep_firing_for, with its value and annotations).
+    expect(poll(1, 0.5, 0.6)).toEqual(['a true', 'b false']);
+    expect([b().state, b().value, b().threshold, b().annotations.summary]).toEqual(['firing', 0.6, 0.9, '60%']);
+    expect(poll(2, 0.5, 0.55)).toEqual(['a true', 'b false']);
+    expect([b().state, b().value, b().previous_value]).toEqual(['firing', 0.55, 0.6]);
+    // Resolved (keep_firing_for ran out): no longer active, so lean again; the resolved alert keeps what it showed.
+    expect(poll(7, 0.5, 0.5)).toEqual(['a true', 'b false']);
+    expect([b().state, b().value]).toEqual(['resolved', 0.5]);
+    expect(poll(8, 0.5, 0.4)).toEqual(['a true', 'b true']);
+    expect([b().state, b().value, b().annotations.summary]).toEqual(['resolved', 0.5, '50%']);
+    store.close();
+  });
+});
+
 describe('the evaluate input the engine reuses', () => {
   it('holds neither the last reading nor the poll’s history once the poll is judged', () => {
     const store = tempStore(dirs);

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Reading } from '../src/model.js';
 import { ruleKinds } from '../src/rules/registry.js';
-import { evaluateExplained, explained, type HistoryView, type Verdict } from '../src/rules/rule-kind.js';
+import { evaluateExplained, explained, LEAN_OK, type HistoryView, type Verdict } from '../src/rules/rule-kind.js';
 import type { RuleBase } from '../src/rules/schema.js';
 import { benchmark, historyOf, HOUR, market, noHistory, NOW, position, rule } from './rules-helpers.js';
 
@@ -91,6 +91,30 @@ describe('contexts made only where a verdict is shown', () => {
       }
     });
   }
+
+  // Every kind but stale_benchmark (a few benchmarks a poll) shares one `ok` verdict with a caller that reads only its status.
+  for (const kind of ruleKinds.filter((k) => k.kind !== 'stale_benchmark')) {
+    it(`${kind.kind}: with a lean input, an ok verdict is the shared LEAN_OK and a breach is the verdict it always was`, () => {
+      const c = cases[kind.kind]!;
+      for (const active of [false, true]) {
+        const input = (reading: Reading, lean?: boolean) => ({ rule: c.rule, reading, now: NOW, history: c.history ?? noHistory, active, ...(lean === undefined ? {} : { lean }) });
+        expect(kind.evaluate(input(c.ok, true))).toBe(LEAN_OK);
+        expect(kind.evaluate(input(c.breach, true))).toEqual(kind.evaluate(input(c.breach)));
+        expect(kind.evaluate(input(c.breach, true)).status).toBe('breach');
+        // Not lean (unset or false): an ok verdict of its own, with its value.
+        for (const lean of [undefined, false]) {
+          const ok = kind.evaluate(input(c.ok, lean));
+          expect(ok).not.toBe(LEAN_OK);
+          expect(ok).toEqual({ ...before[kind.kind]!.ok, context: undefined });
+        }
+      }
+    });
+  }
+
+  it('LEAN_OK cannot be changed', () => {
+    expect(Object.isFrozen(LEAN_OK)).toBe(true);
+    expect(LEAN_OK).toEqual({ status: 'ok', value: null, threshold: null });
+  });
 
   it('a wait or data_error verdict is not explained', () => {
     const c = cases.apy_jump!;

@@ -309,7 +309,7 @@ export class AlertEngine {
         },
         maxAge: rule.max_reading_age,
         explains: typeof kind.explain === 'function' && annotationNames(rule).some((n) => kind.context.includes(n)),
-        input: { rule, reading: NO_READING, now: 0, history: this.sources.history, active: false },
+        input: { rule, reading: NO_READING, now: 0, history: this.sources.history, active: false, lean: false },
       });
     }
     this.byName = new Map(this.rules.map((r) => [r.rule.name, r]));
@@ -537,6 +537,8 @@ export class AlertEngine {
       input.now = now;
       input.history = history;
       input.active = active;
+      // With no alert active, an `ok` verdict is looked at for its status only (judgeSlice, step): the kind may share one.
+      input.lean = !active;
       return c.kind.evaluate(input);
     } catch (err) {
       this.opts.log.error('alert_evaluate_failed', { rule: c.rule.name, entity: reading.entity, err });

@@ -60,18 +60,25 @@ function bareUnverified(readings: readonly Reading[]): number {
   return unverified;
 }
 
-/** What an incident does to one reading's fields in poll `k` (`i`: the reading's index in the poll), or undefined: not one of its entities. */
-type Incident = (fields: Readonly<Record<string, unknown>>, k: number, i: number) => Record<string, unknown> | undefined;
+/**
+ * What an incident does to one reading in poll `k` (`i`: the reading's index in the poll): its new fields, and its new
+ * labels where a field it changes is also a label; undefined: not one of its entities.
+ */
+type Incident = (reading: Readonly<Reading>, k: number, i: number) => { fields: Record<string, unknown>; labels?: Record<string, string> } | undefined;
 
 /**
  * One market in 20 with utilization about 97% and borrow APY about 30%: an incident across 500 markets. The values
  * move a little from poll to poll (utilization 97.0–97.4%, borrow APY 30.0–30.4%), as they do in a real incident.
  */
-const marketsIncident: Incident = (f, k, i) =>
-  i % 20 === 0 ? { ...f, utilization: 0.97 + 0.001 * ((k + i) % 5), borrow_apy: 0.3 + 0.001 * ((k + 3 * i) % 5) } : undefined;
+const marketsIncident: Incident = (r, k, i) =>
+  i % 20 === 0 ? { fields: { ...r.fields, utilization: 0.97 + 0.001 * ((k + i) % 5), borrow_apy: 0.3 + 0.001 * ((k + 3 * i) % 5) } } : undefined;
 
-/** One position in 20 unverified and worth about $1M (a little more each poll): an incident across 2,500 positions. */
-const positionsIncident: Incident = (f, k, i) => (i % 20 === 0 ? { ...f, verified: false, value_usd: 1_000_000 + 250 * k } : undefined);
+/**
+ * One position in 20 unverified and worth about $1M (a little more each poll): an incident across 2,500 positions. Its
+ * `verified` label says so too, as the client's reading of such a position does (src/source/parse/lists.ts).
+ */
+const positionsIncident: Incident = (r, k, i) =>
+  i % 20 === 0 ? { fields: { ...r.fields, verified: false, value_usd: 1_000_000 + 250 * k }, labels: { ...r.labels, verified: 'false' } } : undefined;
 
 /**
  * The service's answer `k` polls after the captured one, a second apart: every reading's time, timestamp and block
@@ -80,10 +87,11 @@ const positionsIncident: Incident = (f, k, i) => (i % 20 === 0 ? { ...f, verifie
 function pollAt(base: readonly Reading[], k: number, incident: Incident | undefined): Reading[] {
   const dt = k * 1_000;
   return base.map((r, i) => {
-    const fields = incident?.(r.fields, k, i) ?? { ...r.fields };
+    const changed = incident?.(r, k, i);
+    const fields = changed?.fields ?? { ...r.fields };
     if (typeof fields.timestamp === 'number') fields.timestamp += dt;
     if (typeof fields.block === 'number') fields.block += k;
-    return { ...r, at: r.at + dt, fields };
+    return changed?.labels ? { ...r, at: r.at + dt, fields, labels: changed.labels } : { ...r, at: r.at + dt, fields };
   });
 }
 
@@ -124,7 +132,11 @@ function engineBench(set: Exclude<RuleSet, object>, scenario: 'calm' | 'incident
     const name = `rules.${poll === 'markets' ? set : 'positions'}${scenario === 'incident' ? '.incident' : ''}`;
     const n = poll === 'markets' ? MARKETS : POSITIONS;
     ctx.row({ name, n: `${marketRules} rules × ${n.toLocaleString('en-US')}`, subject: s, baseline: summarize(t.baseline), baselineName: poll === 'markets' ? 'bare utilization loop' : 'bare unverified loop' });
-    const active = engine.alerts().filter((a) => a.state === 'pending' || a.state === 'firing').length;
+    const alerts = engine.alerts().filter((a) => a.state === 'pending' || a.state === 'firing');
+    const active = alerts.length;
+    // The incident's readings as the client would give them: an unverified position's label says so as its field does.
+    const unverified = alerts.filter((a) => a.kind === 'unverified_position');
+    if (unverified.some((a) => a.labels.verified !== 'false')) throw new Error(`${name}: an unverified position's alert is labelled verified=${unverified.find((a) => a.labels.verified !== 'false')!.labels.verified}`);
     ctx.note(
       `${name}: ${rules.length} rules configured, ${marketRules} read ${poll}; ${last?.evaluated.toLocaleString('en-US')} verdicts per poll, ` +
         `${active} alerts pending or firing${first && first.events > 0 ? ` (the first poll of it: ${first.events} events in ${first.ms.toFixed(0)} ms)` : ''}; median ${s.median.toFixed(0)} ms = ${((100 * s.median) / POLL_INTERVAL_MS).toFixed(2)}% of the 30 s poll interval (p90 ${s.p90.toFixed(0)} ms).`,

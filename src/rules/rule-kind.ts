@@ -33,6 +33,12 @@ export interface EvalInput<R extends RuleBase = RuleBase> {
   history: HistoryView;
   /** The alert of this (rule, entity) is pending or firing now: hysteresis (`clear_below`) keys on it. */
   active: boolean;
+  /**
+   * The caller reads nothing of an `ok` verdict but its status: the kind may return {@link LEAN_OK} for one instead of
+   * a verdict of its own. The engine sets it where no alert is active; a calm poll's 70,000 `ok` verdicts, each a new
+   * object, were most of its garbage (issue 14, B4). Callers that show or chart verdicts leave it unset.
+   */
+  lean?: boolean;
 }
 
 /**
@@ -98,6 +104,12 @@ export interface RuleKind<R extends RuleBase = RuleBase> extends RuleKindSchema 
 
 /** A verdict on the condition itself (`breach` or `ok`): one that has a value, a threshold and a context. */
 export type JudgedVerdict = Extract<Verdict, { status: 'breach' | 'ok' }>;
+
+/**
+ * The one `ok` verdict a kind returns where its input is {@link EvalInput.lean}: no value, no threshold, frozen (never
+ * explained: nothing reads more of it than its status).
+ */
+export const LEAN_OK: Verdict = Object.freeze({ status: 'ok', value: null, threshold: null }) as Verdict;
 
 /**
  * `verdict` (of `kind` for `input`) with its context, for showing it: a `breach` or `ok` verdict gets the kind's

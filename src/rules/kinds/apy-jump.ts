@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { positiveDuration } from '../../config/duration.js';
 import { num } from '../coerce.js';
 import { defineKind, notMine, positive, type RuleProblem } from '../define.js';
+import { LEAN_OK } from '../rule-kind.js';
 
 // Float noise: 0.03 − 0.01 is 0.01999…; a change meant to equal min_change must count as reaching it.
 const EPSILON = 1e-12;
@@ -42,7 +43,7 @@ export const apyJump = defineKind({
     }
     return out;
   },
-  evaluate({ rule, reading, now, history }) {
+  evaluate({ rule, reading, now, history, lean }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields[rule.field];
     const cur = num(raw);
@@ -58,6 +59,7 @@ export const apyJump = defineKind({
     const absMet = rule.min_change === undefined ? undefined : signed(rule.direction, change) >= rule.min_change - EPSILON;
     const relMet = rule.min_change_rel === undefined ? undefined : signed(rule.direction, rel) >= rule.min_change_rel - EPSILON;
     const breach = rule.require === 'all' ? absMet !== false && relMet !== false : absMet === true || relMet === true;
+    if (!breach && lean) return LEAN_OK;
     return { status: breach ? 'breach' : 'ok', value: cur, threshold: rule.min_change ?? rule.min_change_rel ?? null, previous: prev };
   },
   // Judged (ok or breach): the value and the previous one were numbers.

@@ -7,6 +7,7 @@
 import { duration, positiveDuration } from '../../config/duration.js';
 import { num } from '../coerce.js';
 import { defineKind, nonNegative, notMine, type RuleOf, type RuleProblem } from '../define.js';
+import { LEAN_OK } from '../rule-kind.js';
 
 /** Default heartbeat margin (fraction) and grace (ms) when `heartbeat` is given. */
 export const ORACLE_LAG_DEFAULTS = { margin: 0.1, grace: 5 * 60_000 } as const;
@@ -48,7 +49,7 @@ export const oracleLag = defineKind({
   },
   // The oldest update in a bucket, judged at the bucket's end: the worst lag it could have shown.
   worst: () => ({ oracle_last_update: 'min' }),
-  evaluate({ rule, reading, now }) {
+  evaluate({ rule, reading, now, lean }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields.oracle_last_update;
     const ts = num(raw);
@@ -57,6 +58,7 @@ export const oracleLag = defineKind({
     if (ts > now + FUTURE_TOLERANCE) return { status: 'data_error', reason: `oracle_last_update ${new Date(ts).toISOString()} is in the future` };
     const lag = Math.max(0, now - ts) / 1000;
     const max = maxLagMs(rule) / 1000;
+    if (!(lag > max) && lean) return LEAN_OK;
     return { status: lag > max ? 'breach' : 'ok', value: lag, threshold: max };
   },
   explain: ({ rule }, v) => ({ lag: v.value, max_lag: v.threshold, heartbeat: rule.heartbeat !== undefined ? rule.heartbeat / 1000 : null }),

@@ -5,6 +5,7 @@
  */
 import { num } from '../coerce.js';
 import { defineKind, notMine, positive } from '../define.js';
+import { LEAN_OK } from '../rule-kind.js';
 
 // Float noise: |1.01 − 1| / 1 is 0.0100000000000000089; a deviation meant to equal max_deviation is not above it.
 const EPSILON = 1e-12;
@@ -18,7 +19,7 @@ export const priceDeviation = defineKind({
   needs: () => ['oracle_price', 'service_price'],
   fields: () => ['oracle_price_scaled', 'service_price'],
   params: { max_deviation: positive },
-  evaluate({ rule, reading }) {
+  evaluate({ rule, reading, lean }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const oracle = num(reading.fields.oracle_price_scaled);
     const service = num(reading.fields.service_price);
@@ -27,7 +28,9 @@ export const priceDeviation = defineKind({
     if (service <= 0) return { status: 'data_error', reason: `service_price ${service} is not positive`, value: service };
     if (oracle < 0) return { status: 'data_error', reason: `oracle price ${oracle} is negative`, value: oracle };
     const deviation = Math.abs(oracle - service) / service;
-    return { status: deviation > rule.max_deviation + EPSILON ? 'breach' : 'ok', value: deviation, threshold: rule.max_deviation };
+    const breach = deviation > rule.max_deviation + EPSILON;
+    if (!breach && lean) return LEAN_OK;
+    return { status: breach ? 'breach' : 'ok', value: deviation, threshold: rule.max_deviation };
   },
   // Judged (ok or breach): both prices were numbers.
   explain: ({ reading }, v) => ({ deviation: v.value, oracle_price: num(reading.fields.oracle_price_scaled), service_price: num(reading.fields.service_price) }),

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { num, getPath } from '../coerce.js';
 import { defineKind, type RuleProblem } from '../define.js';
+import { LEAN_OK } from '../rule-kind.js';
 import { aReading, didYouMean, fieldType, knownFields } from '../fields.js';
 import { operatorIds, operators } from '../operators.js';
 
@@ -36,12 +37,14 @@ export const threshold = defineKind({
     }
     return out;
   },
-  evaluate({ rule, reading }) {
+  evaluate({ rule, reading, lean }) {
     if (reading.kind !== rule.reading) return { status: 'wait', reason: `not ${aReading(rule.reading)} (got ${reading.kind})` };
     const raw = getPath(reading.fields, rule.field);
     const v = num(raw);
     if (v === null) return { status: 'data_error', reason: raw === null || raw === undefined ? `${rule.field} missing` : `${rule.field} not a number: ${String(raw)}` };
-    return { status: operators[rule.op].test(v, rule.value) ? 'breach' : 'ok', value: v, threshold: rule.value };
+    const breach = operators[rule.op].test(v, rule.value);
+    if (!breach && lean) return LEAN_OK;
+    return { status: breach ? 'breach' : 'ok', value: v, threshold: rule.value };
   },
   explain: ({ rule }) => ({ field: rule.field, op: rule.op }),
 });

@@ -5,6 +5,7 @@
  */
 import { bool, num } from '../coerce.js';
 import { defineKind, nonNegative, notMine } from '../define.js';
+import { LEAN_OK } from '../rule-kind.js';
 
 /** The `unverified_position` rule kind. */
 export const unverifiedPosition = defineKind({
@@ -14,13 +15,14 @@ export const unverifiedPosition = defineKind({
   context: ['verified', 'value_usd'],
   needs: () => ['verified', 'value_usd'],
   params: { min_value_usd: nonNegative.default(0) },
-  evaluate({ rule, reading }) {
+  evaluate({ rule, reading, lean }) {
     if (reading.kind !== 'position') return notMine('position', reading);
     const verified = bool(reading.fields.verified);
     const rawValue = reading.fields.value_usd;
     const value = num(rawValue);
-    if (verified !== false) return { status: 'ok', value, threshold: rule.min_value_usd };
+    if (verified !== false) return lean ? LEAN_OK : { status: 'ok', value, threshold: rule.min_value_usd };
     if (value === null) return { status: 'data_error', reason: rawValue === null || rawValue === undefined ? 'value_usd missing' : `value_usd not a number: ${String(rawValue)}` };
+    if (value < rule.min_value_usd && lean) return LEAN_OK;
     return { status: value >= rule.min_value_usd ? 'breach' : 'ok', value, threshold: rule.min_value_usd };
   },
   explain: ({ reading }, v) => ({ verified: bool(reading.fields.verified), value_usd: v.value }),

@@ -6,6 +6,7 @@
 
 import { num } from '../coerce.js';
 import { defineKind, fraction, notMine } from '../define.js';
+import { LEAN_OK } from '../rule-kind.js';
 
 /** Tolerance above 1 for rounding in the service's utilization before it is a data error. */
 export const UTILIZATION_MAX = 1.0001;
@@ -25,7 +26,7 @@ export const utilizationAbove = defineKind({
     }
     return [];
   },
-  evaluate({ rule, reading, active }) {
+  evaluate({ rule, reading, active, lean }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields.utilization;
     const u = num(raw);
@@ -33,6 +34,7 @@ export const utilizationAbove = defineKind({
     if (u > UTILIZATION_MAX || u < 0) return { status: 'data_error', reason: `utilization ${u} outside [0, 1]`, value: u };
     const clear = rule.clear_below;
     const breach = u > rule.threshold || (active && clear !== undefined && u >= clear);
+    if (!breach && lean) return LEAN_OK;
     return { status: breach ? 'breach' : 'ok', value: u, threshold: rule.threshold };
   },
   explain: ({ rule }, v) => ({ utilization: v.value, clear_below: rule.clear_below ?? null }),
