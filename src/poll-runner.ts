@@ -135,20 +135,7 @@ function* entitiesOf(readings: readonly Reading[]): Generator<string> {
 
 /** Drops `latest` rows of entities this poll no longer returns (rejected rows are kept: neither present nor absent). */
 function* forgetVanished(store: Store, poll: string, outcome: PollOutcome): Steps<void> {
-  const present = new Map<string, Set<string>>();
-  let n = 0;
-  for (const r of outcome.readings) {
-    if (++n % ROWS_PER_STEP === 0) yield;
-    let kind = present.get(r.kind);
-    if (!kind) present.set(r.kind, (kind = new Set()));
-    kind.add(r.entity);
-  }
   const rejected = new Set(outcome.rejected.map((r) => r.entity).filter(Boolean));
-  // A page at a time: the entities are all of the poll's (50,000 positions); a page is read before any of it is deleted.
-  for (const page of store.readings.entitiesForPollPaged(poll)) {
-    for (const e of page) {
-      if (!present.get(e.kind)?.has(e.entity) && !rejected.has(e.entity)) store.readings.removeLatest(e.kind, e.entity);
-    }
-    yield;
-  }
+  // The poll's save just now knows which entities it returned (by their ids): only the others are named.
+  yield* store.readings.forgetVanishedSteps(poll, (e) => rejected.has(e.entity));
 }

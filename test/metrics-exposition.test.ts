@@ -120,6 +120,30 @@ describe("the market families' text", () => {
     expect(step.value.toString('utf8')).toBe(expected(table, 0, [...before, ...added]));
   });
 
+  it('keep a market id that comes with other labels as another series, each found, updated and dropped on its own', () => {
+    const table = new MarketTable([]);
+    const on = (chain: string, loan: string, v: number): MarketRow => ({ ...row('m0', v), labels: { ...row('m0', v).labels, chain, loan_asset: loan } });
+    const text = (rows: MarketRow[]) => table.families.forEach((f, i) => expect(f.body().toString('utf8')).toBe(expected(table, i, rows)));
+    table.replace('a', [on('ethereum', 'USDC', 1), row('m1', 1)]);
+    table.replace('b', [on('base', 'USDC', 2), on('base', 'USDT', 3)]);
+    text([on('ethereum', 'USDC', 1), row('m1', 1), on('base', 'USDC', 2), on('base', 'USDT', 3)]);
+    expect(table.size).toBe(4);
+    table.replace('b', [on('base', 'USDT', 5), on('base', 'USDC', 4)]);
+    table.replace('a', [row('m1', 6)]);
+    text([row('m1', 6), on('base', 'USDC', 4), on('base', 'USDT', 5)]);
+    table.replace('b', [on('base', 'USDT', 7)]);
+    table.replace('a', [row('m1', 8), on('ethereum', 'USDC', 9), on('base', 'USDT', 10)]);
+    text([row('m1', 8), on('base', 'USDT', 10), on('ethereum', 'USDC', 9)]);
+    table.forget('a');
+    text([on('base', 'USDT', 7)]);
+    table.forget('b');
+    text([]);
+    expect(table.size).toBe(0);
+    // Gone means gone: back again, each is a new series.
+    table.replace('b', [row('m1', 11), on('base', 'USDT', 12)]);
+    text([row('m1', 11), on('base', 'USDT', 12)]);
+  });
+
   it("show a market's new labels after a poll changed them, and never its old ones", () => {
     const table = new MarketTable([]);
     const first = [row('m0', 1), row('m1', 2)];

@@ -151,3 +151,46 @@ it('a storm is stored in slices of the one transaction: every notification in or
     store.close();
   }
 });
+
+it('a market the service no longer returns loses its latest reading; one whose row was rejected keeps it', async () => {
+  const store = openStore(join(dirs.make(), 'lookout.db'));
+  const clock = new ManualClock(T0);
+  const engine = engineFor(store, [rule({ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.9 })], { clock });
+  let returned = ['m1', 'm2', 'm3'];
+  let rejected: string[] = [];
+  const stages: PollStages = {
+    clock,
+    log: silentLogger,
+    store,
+    fetch: async (_poll, _signal, now) => ({
+      readings: returned.map((m) => market(m, now, { utilization: 0.5 })),
+      rejected: rejected.map((entity) => ({ reason: 'missing_field', entity, detail: 'no utilization' })),
+    }),
+    evaluate: (o, now) => engine.applyPollSteps(o, now),
+    enqueue: () => {},
+    fieldLog: new FieldRejectionLog(),
+    after: () => {},
+  };
+  const poll = pollSchema.parse({ name: 'markets', kind: 'metrics', cron: '* * * * *' });
+  const run = async () => {
+    clock.advance(MIN);
+    expect((await runPoll(poll, new AbortController().signal, stages)).ok).toBe(true);
+  };
+  const latest = () => store.readings.entitiesForPoll('markets').map((e) => e.entity);
+  try {
+    await run();
+    expect(latest()).toEqual(['m1', 'm2', 'm3']);
+    // m2 gone from the answer, m3's row there but rejected: neither present nor absent.
+    returned = ['m1'];
+    rejected = ['m3'];
+    await run();
+    expect(latest()).toEqual(['m1', 'm3']);
+    expect(store.readings.latest('market', 'm2')).toBeUndefined();
+    expect(store.readings.latest('market', 'm3')?.at).toBe(T0 + MIN);
+    rejected = [];
+    await run();
+    expect(latest()).toEqual(['m1']);
+  } finally {
+    store.close();
+  }
+});

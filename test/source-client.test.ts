@@ -61,6 +61,38 @@ describe('pagination to the end', () => {
     }
   });
 
+  it('read page by page, asks for the next page before a page is read, and drops it when the reading fails', async () => {
+    const path = '/api/v1/positions';
+    const total = sim.world.positionsSource(Date.now()).length;
+    const pages = Math.ceil(total / 25);
+    const before = sim.requests.count(path);
+    const read: unknown[] = [];
+    let page = 0;
+    const walk = await client().positions(
+      { limit: 25 },
+      {
+        onPage: async (rows) => {
+          page++;
+          // The service has the next page's request while this one is read (not after: this waits for it).
+          await until(() => sim.requests.count(path) - before === Math.min(page + 1, pages), 2_000);
+          read.push(...rows);
+        },
+      },
+    );
+    expect(walk).toEqual({ rows: [], pages });
+    expect(read).toHaveLength(total);
+    expect(new Set(read.map((r) => (r as { id: string }).id)).size).toBe(total);
+    expect(sim.requests.count(path) - before).toBe(pages);
+    // The reading of the second page fails: the walk fails with it, and the third page's request goes nowhere.
+    const broken = new Error('reading failed');
+    let calls = 0;
+    const err = await client()
+      .positions({ limit: 25 }, { onPage: () => { if (++calls === 2) throw broken; } })
+      .then(() => undefined, (e: unknown) => e);
+    expect(err).toBe(broken);
+    expect(calls).toBe(2);
+  });
+
   it('caps limit at 500 rows per page', async () => {
     await client().positions({ limit: 5000 });
     expect(sim.requests.last(1)[0]!.query).toContain('limit=500');

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Reading } from '../src/model.js';
 import { openStore, type Store } from '../src/store/index.js';
+import { runSync } from '../src/yielding.js';
 import { market, reading, tempDirs } from './store-helpers.js';
 
 const dirs = tempDirs();
@@ -103,6 +104,36 @@ describe('savePoll and latest', () => {
     expect(store.readings.savePoll('benchmarks', [day(2 * 86_400_000, 0.06)], 100_000).inserted).toBe(1);
   });
 
+  it('forgets the entities a poll returned before and its save just now did not, but those spared', () => {
+    store.readings.savePoll('markets', ['m2', 'm1', 'm3', 'm4'].map((m) => market(m, 1000)), 1000);
+    store.readings.savePoll('positions', [reading('position', 'p1', 1000, { verified: false })], 1000);
+    // A poll never saved has nothing to forget; one saved, but not since the caches were dropped (a rollback): refused.
+    expect(runSync(store.readings.forgetVanishedSteps('benchmarks', () => false))).toBe(0);
+    store.readings.forget();
+    expect(() => runSync(store.readings.forgetVanishedSteps('markets', () => false))).toThrow(/before a save/);
+    const steps = (poll: string, spare: (e: { kind: string; entity: string }) => boolean, pageSize?: number) => {
+      const it = store.readings.forgetVanishedSteps(poll, spare, pageSize);
+      let pauses = 0;
+      for (;;) {
+        const r = it.next();
+        if (r.done) return { forgotten: r.value, pauses };
+        pauses++;
+      }
+    };
+    store.readings.savePoll('markets', [market('m1', 2000), market('m4', 2000)], 2000);
+    const spared: string[] = [];
+    // A page of one entity at a time: a pause between pages; m3 spared (a rejected row), m2 forgotten, p1 another poll's.
+    const r = steps('markets', (e) => (spared.push(`${e.kind}/${e.entity}`), e.entity === 'm3'), 1);
+    expect(r).toEqual({ forgotten: 1, pauses: 4 });
+    expect(spared.sort()).toEqual(['market/m2', 'market/m3']);
+    expect(store.readings.entitiesForPoll('markets').map((e) => e.entity)).toEqual(['m1', 'm3', 'm4']);
+    expect(store.readings.latest('market', 'm2')).toBeUndefined();
+    expect(store.readings.latest('market', 'm3')?.at).toBe(1000);
+    expect(store.readings.entitiesForPoll('positions').map((e) => e.entity)).toEqual(['p1']);
+    expect(steps('markets', () => false)).toEqual({ forgotten: 1, pauses: 0 });
+    expect(store.readings.entitiesForPoll('markets').map((e) => e.entity)).toEqual(['m1', 'm4']);
+  });
+
   it('tracks which poll wrote each entity, and forgets vanished ones', () => {
     store.readings.savePoll('markets', [market('m2', 1000), market('m1', 1000)], 1000);
     store.readings.savePoll('positions', [reading('position', 'p1', 1000, { verified: false })], 1000);
@@ -111,9 +142,6 @@ describe('savePoll and latest', () => {
       { kind: 'market', entity: 'm2' },
     ]);
     expect(store.readings.latestForPoll('positions').map((r) => r.entity)).toEqual(['p1']);
-    // A page at a time (in the order their history ids were given: m2 first, as the save met it), every one once.
-    expect([...store.readings.entitiesForPollPaged('markets', 1)]).toEqual([[{ kind: 'market', entity: 'm2' }], [{ kind: 'market', entity: 'm1' }]]);
-    expect([...store.readings.entitiesForPollPaged('nobody')]).toEqual([]);
     expect(store.readings.removeLatest('market', 'm2')).toBe(true);
     expect(store.readings.removeLatest('market', 'm2')).toBe(false);
     expect(store.readings.entitiesForPoll('markets')).toEqual([{ kind: 'market', entity: 'm1' }]);

@@ -29,8 +29,6 @@ export interface MarketRow {
 }
 
 interface Entry {
-  /** The market's key in {@link MarketTable}'s maps (one string, shared by them). */
-  key: string;
   labels: MarketRow['labels'];
   /** `{market_id="…",…}`, escaped and UTF-8 encoded once. */
   bytes: Buffer;
@@ -46,7 +44,8 @@ export function escapeLabelValue(v: string): string {
   return /[\\\n"]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"') : v;
 }
 
-const keyOf = (l: MarketRow['labels']) => `${l.market_id}\u0000${l.chain}\u0000${l.loan_asset}\u0000${l.collateral_asset}`;
+/** Whether two markets' labels are the same (their market ids are known to be). */
+const sameLabels = (a: MarketRow['labels'], b: MarketRow['labels']) => a.chain === b.chain && a.loan_asset === b.loan_asset && a.collateral_asset === b.collateral_asset;
 const textOf = (l: MarketRow['labels']) =>
   `{market_id="${escapeLabelValue(l.market_id)}",chain="${escapeLabelValue(l.chain)}",loan_asset="${escapeLabelValue(l.loan_asset)}",collateral_asset="${escapeLabelValue(l.collateral_asset)}"}`;
 
@@ -133,12 +132,18 @@ export class MarketFamily {
 
 /** All markets' rows, owned per poll: a market no poll reports any more is dropped. */
 export class MarketTable {
-  private readonly all = new Map<string, Entry>();
+  /** Every market's entry, in the order first reported (the families' order). */
+  private readonly all = new Set<Entry>();
   /**
-   * Each owner's values per market, keyed by the entry's own key string: not the poll's row (its labels, and a key
-   * made from them, were a second copy of every market's label texts, ~3 MB at SPEC §8 scale).
+   * The entries by market id (one, or a list when a market id came with other labels too), found by comparing the
+   * other three labels: no key text built from the four labels per market per poll (a tenth of a replace's time).
    */
-  private readonly byOwner = new Map<string, Map<string, number[]>>();
+  private readonly byId = new Map<string, Entry | Entry[]>();
+  /**
+   * Each owner's values per market, keyed by the market's entry: not the poll's row (its labels, and a key made
+   * from them, were a second copy of every market's label texts, ~3 MB at SPEC §8 scale).
+   */
+  private readonly byOwner = new Map<string, Map<Entry, number[]>>();
   /** Bytes of every entry's label text together, for the families' renders to size their buffers. */
   labelBytes = 0;
   /** Bumped on every change, so the families know when their cached text is stale. */
@@ -172,23 +177,21 @@ export class MarketTable {
     // A poll without markets (positions, benchmarks) that had none before changes nothing: the rendered families stay.
     if (!old && rows.length === 0) return;
     this.version += 1;
-    const next = new Map<string, number[]>();
+    const next = new Map<Entry, number[]>();
     for (const row of rows) {
-      const key = keyOf(row.labels);
-      let e = this.all.get(key);
+      let e = this.find(row.labels);
       if (e) {
         e.values = row.values;
-        if (!old?.has(key)) e.refs += 1;
+        if (!old?.has(e)) e.refs += 1;
       } else {
-        e = { key, labels: row.labels, bytes: Buffer.from(textOf(row.labels), 'utf8'), values: row.values, refs: 1 };
-        this.all.set(key, e);
-        this.labelBytes += e.bytes.length;
+        e = { labels: row.labels, bytes: Buffer.from(textOf(row.labels), 'utf8'), values: row.values, refs: 1 };
+        this.add(e);
       }
-      next.set(e.key, row.values);
+      next.set(e, row.values);
     }
     if (next.size > 0) this.byOwner.set(owner, next);
     else this.byOwner.delete(owner);
-    if (old) for (const key of old.keys()) if (!next.has(key)) this.release(key);
+    if (old) for (const e of old.keys()) if (!next.has(e)) this.release(e);
   }
 
   /** Drops every market of `owner`. */
@@ -197,21 +200,45 @@ export class MarketTable {
     if (!old) return;
     this.version += 1;
     this.byOwner.delete(owner);
-    for (const key of old.keys()) this.release(key);
+    for (const e of old.keys()) this.release(e);
   }
 
-  private release(key: string): void {
-    const e = this.all.get(key);
-    if (!e) return;
+  /** The entry of the market with `labels`, if there is one. */
+  private find(labels: MarketRow['labels']): Entry | undefined {
+    const found = this.byId.get(labels.market_id);
+    if (found === undefined || !Array.isArray(found)) return found && sameLabels(found.labels, labels) ? found : undefined;
+    for (const e of found) if (sameLabels(e.labels, labels)) return e;
+    return undefined;
+  }
+
+  private add(e: Entry): void {
+    this.all.add(e);
+    this.labelBytes += e.bytes.length;
+    const id = e.labels.market_id;
+    const found = this.byId.get(id);
+    if (found === undefined) this.byId.set(id, e);
+    else if (Array.isArray(found)) found.push(e);
+    else this.byId.set(id, [found, e]);
+  }
+
+  private release(e: Entry): void {
     e.refs -= 1;
     if (e.refs <= 0) {
-      this.all.delete(key);
+      this.all.delete(e);
       this.labelBytes -= e.bytes.length;
+      const id = e.labels.market_id;
+      const found = this.byId.get(id);
+      if (found === e) this.byId.delete(id);
+      else if (Array.isArray(found)) {
+        const rest = found.filter((x) => x !== e);
+        if (rest.length === 1) this.byId.set(id, rest[0]!);
+        else this.byId.set(id, rest);
+      }
       return;
     }
     // Another poll still reports this market: show that poll's values, not the ones that left.
     for (const rows of this.byOwner.values()) {
-      const values = rows.get(key);
+      const values = rows.get(e);
       if (values) {
         e.values = values;
         return;

@@ -3,7 +3,7 @@
  * list that would read as "the rest is gone" — on a repeated cursor, a missing cursor, or the page cap.
  */
 import { DataServiceError, SOURCE_CODES } from './errors.js';
-import type { HttpClient } from './http.js';
+import type { HttpClient, HttpResponse } from './http.js';
 
 /** Rows of a whole walk and how many pages it took. */
 export interface PageWalk {
@@ -48,10 +48,29 @@ export function pageInfo(body: unknown): { hasMore: boolean; next: string | unde
 }
 
 /**
+ * A request sent ahead: answered or failed later, when it is awaited; `abort` drops it (the page before it failed).
+ * Aborted with `signal` too (the walk's own).
+ */
+function requestAhead(http: HttpClient, url: URL, signal: AbortSignal | undefined): { response: Promise<HttpResponse>; abort(): void } {
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(signal?.reason);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  const response = http.request({ method: 'GET', url, signal: stop.signal, accept: [404] });
+  void response.then(
+    () => signal?.removeEventListener('abort', onAbort),
+    () => signal?.removeEventListener('abort', onAbort), // its failure is the walk's when awaited, nothing when dropped
+  );
+  return { response, abort: () => stop.abort(new Error('the page before it failed')) };
+}
+
+/**
  * Walks a cursor-paginated list (positions, assets, holdings) to its end. `url(cursor)` builds the
  * request of each page; a 404 is "nothing matched", an empty last page. With `onPage`, each page's rows go to it
- * (awaited before the next page is asked for) instead of into the result, so a caller that reads them page by page
- * never holds every raw row at once (50,000 positions: ~19 MB).
+ * (awaited before the walk goes on) instead of into the result, so a caller that reads them page by page
+ * never holds every raw row at once (50,000 positions: ~19 MB); the next page is asked for before a page's rows go
+ * to `onPage` (its cursor is known by then), so the service prepares it while they are read — at most two pages'
+ * rows are held.
  */
 export async function walkCursorPages(
   http: HttpClient,
@@ -65,14 +84,24 @@ export async function walkCursorPages(
   const rows: unknown[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
+  let ahead: ReturnType<typeof requestAhead> | undefined;
   for (let page = 1; ; page++) {
-    const res = await http.request({ method: 'GET', url: url(cursor), signal, accept: [404] });
+    const res = ahead ? await ahead.response : await http.request({ method: 'GET', url: url(cursor), signal, accept: [404] });
+    ahead = undefined;
     if (res.status === 404) return { rows, pages: page };
     const items = pageRows(res.body);
     if (!items) throw schemaError(endpoint, `page ${page} has no array of rows`);
-    if (onPage) await onPage(items);
-    else append(rows, items);
     const { hasMore, next } = pageInfo(res.body);
+    if (onPage) {
+      // Only a page the walk will ask for below (the checks after onPage pass); the errors stay where they were.
+      if (hasMore && next !== undefined && !seen.has(next) && page < maxPages) ahead = requestAhead(http, url(next), signal);
+      try {
+        await onPage(items);
+      } catch (err) {
+        ahead?.abort();
+        throw err;
+      }
+    } else append(rows, items);
     if (!hasMore) return { rows, pages: page };
     if (next === undefined) throw paginationError(endpoint, 'missing_cursor', `page ${page} says has_more but gives no next_cursor`);
     if (seen.has(next)) throw paginationError(endpoint, 'repeated_cursor', `page ${page} repeats cursor ${JSON.stringify(next.slice(0, 64))}`);

@@ -101,8 +101,13 @@ export interface ReadingsRepo {
   latestForPoll(poll: string): Reading[];
   /** The entities `poll` returned last, ordered by kind then entity. */
   entitiesForPoll(poll: string): EntityKey[];
-  /** The same, a page at a time (in the order of their history ids), for callers that pause between pages. */
-  entitiesForPollPaged(poll: string, pageSize?: number): Generator<EntityKey[], void, void>;
+  /**
+   * Forgets, as {@link removeLatest} does, every entity `poll` returned before that its save just now (savePoll or
+   * savePollSteps of the same poll, in the same transaction) did not return, but those `spare` names; pauses between
+   * pages of `pageSize` entities. Returns how many it forgot. The poll's entities are compared by their history ids,
+   * which the save already holds: only a vanished entity's name is read.
+   */
+  forgetVanishedSteps(poll: string, spare: (e: EntityKey) => boolean, pageSize?: number): Steps<number>;
   /** Forgets that a poll returned the entity (it vanished): no latest reading then; its history stays until pruned. Returns whether it had one. */
   removeLatest(kind: ReadingKind, entity: string): boolean;
   /**
@@ -225,7 +230,12 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   type Owned = EntityKey & { id: number };
   const ownedOfKind = db.prepare<[string], Owned>(`${owned} WHERE json_extract(e.value, '$.kind') = ? ORDER BY 3`);
   const ownedByPoll = db.prepare<[number], Owned>(`${owned} WHERE l.poll = ? ORDER BY 2, 3`);
-  const pollOwnedAfter = db.prepare<[number, number, number], Owned>(`${owned} WHERE l.poll = ? AND l.entity > ? ORDER BY l.entity LIMIT ?`);
+  // A poll's entities by their ids alone (its index covers it): the save holds the ids of those it returned.
+  const pollOwnedAfter = db.prepare<[number, number, number], number>(`SELECT entity FROM latest_entities WHERE poll = ? AND entity > ? ORDER BY entity LIMIT ?`).pluck();
+  // A vanished entity's kind and name, read as `owned` reads them (not through the dictionary's cache).
+  const entityKeyOf = db.prepare<[number], EntityKey>(
+    `SELECT json_extract(value, '$.kind') AS kind, json_extract(value, '$.entity') AS entity FROM history_entities WHERE id = ?`,
+  );
   const countOwned = db.prepare<[], { kind: ReadingKind; n: number }>(
     `SELECT json_extract(e.value, '$.kind') AS kind, count(*) AS n FROM latest_entities l JOIN history_entities e ON e.id = l.entity GROUP BY 1`,
   );
@@ -541,15 +551,24 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     latestAll: (kind) => ownedOfKind.all(kind).flatMap((o) => latestOf(o.id) ?? []),
     latestForPoll: (poll) => ownedBy(poll).flatMap((o) => latestOf(o.id) ?? []),
     entitiesForPoll: (poll) => ownedBy(poll).map(keyOnly),
-    *entitiesForPollPaged(poll, pageSize = 1_000) {
+    *forgetVanishedSteps(poll, spare, pageSize = 5_000) {
       const pollId = polls.find(poll);
-      if (pollId === undefined) return;
+      const saved = lastBatch.get(poll);
+      if (pollId === undefined) return 0;
+      if (saved === undefined) throw new StoreError('E_STORE_INVALID', `poll ${poll}: vanished entities asked for before a save`);
       const size = Math.max(1, pageSize);
+      let forgotten = 0;
       for (let after = -1; ; ) {
+        // A page is read before any of it is deleted.
         const page = pollOwnedAfter.all(pollId, after, size);
-        if (page.length > 0) yield page.map(keyOnly);
-        if (page.length < size) return;
-        after = page[page.length - 1]!.id;
+        for (const id of page) {
+          if (saved.has(id) || spare(entityKeyOf.get(id) ?? entityOf(id))) continue;
+          deleteKept.run(id);
+          if (deleteOwner.run(id).changes > 0) forgotten++;
+        }
+        if (page.length < size) return forgotten;
+        after = page[page.length - 1]!;
+        yield;
       }
     },
     removeLatest: (kind, entity) => {
