@@ -39,7 +39,7 @@ export type HistoryReading = Reading & {
    * Its stored row, while some of its fields are left for {@link ReadingsRepo.described} to decode (iterateHistory's
    * `describe`).
    */
-  stored?: RawRow;
+  stored?: RawRow | undefined;
 };
 
 /** What {@link ReadingsRepo.savePoll} wrote. */
@@ -138,8 +138,9 @@ export interface ReadingsRepo {
     opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; vanished?: boolean; fields?: FieldPick; describe?: FieldPick },
   ): IterableIterator<HistoryReading>;
   /**
-   * A reading of iterateHistory with `describe` as it would have been read with `fields: describe` (the fields of
-   * `describe` decoded, nothing else of it changed); any other reading as it is.
+   * A reading of iterateHistory with `describe`, its fields from now on as it would have been read with `fields:
+   * describe` (decoded into the reading itself, once; nothing else of it changes but `stored`, emptied); any other
+   * reading as it is. Returns the reading.
    */
   described<R extends Reading>(reading: R, describe: FieldPick): R;
   /**
@@ -627,12 +628,16 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       })();
     },
     described: <R extends Reading>(reading: R, describe: FieldPick): R => {
-      const row = (reading as Partial<HistoryReading>).stored;
+      const r = reading as R & Pick<HistoryReading, 'stored'>;
+      const row = r.stored;
       if (row === undefined) return reading;
       let picked = describing.get(describe);
       if (!picked) describing.set(describe, (picked = { pick: describe, plans: new Map(), keep: false }));
-      const { stored: _row, ...rest } = reading as R & { stored?: RawRow };
-      return { ...rest, fields: unpackPlanned(planned(picked, row.shape).plan, new Reader(row.vals), row.at, false) } as unknown as R;
+      // In place: a reading carried on to later polls (or judged by several rules) is decoded once. Its member is
+      // emptied, not deleted: deleting would turn the reading into a slower kind of object.
+      r.fields = unpackPlanned(planned(picked, row.shape).plan, new Reader(row.vals), row.at, false);
+      r.stored = undefined;
+      return reading;
     },
     iterateBuckets: (from, to, opts = {}) => {
       const limit = Math.max(1, opts.pageSize ?? 2000);
