@@ -29,7 +29,6 @@ import type { RuleBase } from '../rules/schema.js';
 import { openStore, type Store } from '../store/index.js';
 import { BUCKET_MS } from '../store/buckets.js';
 import type { RunRow as StoredRunRow } from '../store/poll-runs.js';
-import type { HistoryReading } from '../store/readings.js';
 
 /** What one replay produced. */
 export interface ReplayResult {
@@ -281,24 +280,10 @@ export function replay(opts: ReplayOptions): ReplayResult {
   try {
     replayBuckets();
     if (rawFrom <= to) result.resolution.push({ from: result.resolution.length ? rawFrom : from, to, resolution: 'raw' });
-    // Rows come by storage time, a poll's rows sharing one: what is due and which run stored a row are found once per
-    // storage time (and poll), not per row (advance does nothing more for a time it has seen).
-    let advanced: number | undefined;
-    let runPoll: string | undefined;
-    let runSeen: number | undefined;
-    let runIndex: number | undefined;
-    const runOfRow = (r: HistoryReading): number | undefined => {
-      if (r.poll !== runPoll || r.seen_at !== runSeen) {
-        runPoll = r.poll;
-        runSeen = r.seen_at;
-        runIndex = runOf(r.poll, r.seen_at);
-      }
-      return runIndex;
-    };
     for (const r of source.readings.iterateHistory(rawFrom, to, { vanished: true, ...(describe ? { fields: judged, describe } : fields ? { fields } : {}) })) {
-      if (r.seen_at !== advanced) advance((advanced = r.seen_at));
+      advance(r.seen_at);
       if (r.vanished) {
-        const i = runPolls.has(r.poll) ? runOfRow(r) : undefined;
+        const i = runPolls.has(r.poll) ? runOf(r.poll, r.seen_at) : undefined;
         if (i !== undefined && i >= nextRun) {
           const p = pending.get(i) ?? { readings: [], vanished: [], seen: r.seen_at };
           p.vanished.push(key(r.kind, r.entity));
@@ -309,7 +294,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
       // The history reading itself (its poll and seen_at ride along unread): no copy of each of them.
       const reading: Reading = r;
       if (runPolls.has(r.poll)) {
-        const i = runOfRow(r);
+        const i = runOf(r.poll, r.seen_at);
         // Stored by a run before the range: not part of it.
         if (i === undefined) continue;
         if (i < nextRun) {
