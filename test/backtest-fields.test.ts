@@ -3,12 +3,13 @@
  * and with every field decoded, the same history gives the very same events, data errors and resolution parts —
  * over 5-minute buckets, sealed hourly chunks and the head, for every rule kind that judges markets or positions,
  * with select keys on labels and fields, annotations that read fields the kind does not, unreadable fields and a
- * poll whose runs are not recorded.
+ * poll whose runs are not recorded, and for stale_benchmark (benchmark days, looking back through history). The
+ * fields only annotations read are decoded for the readings that are described (src/alerts/engine.ts `described`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replay, type ReplayOptions } from '../src/backtest/index.js';
 import type { Reading } from '../src/model.js';
-import { readingFields } from '../src/rules/reading-fields.js';
+import { judgedFields, readingFields } from '../src/rules/reading-fields.js';
 import type { Store } from '../src/store/index.js';
 import { defaults, HOUR, market, MIN, rule, tempDirs, tempStore } from './alerts-helpers.js';
 
@@ -56,6 +57,22 @@ function positions(i: number, t: number): Reading[] {
   }));
 }
 
+/** Benchmark days of two networks, a poll every 10 minutes: days that age past the rule's max_age, stale or incomplete now and then. */
+function benchmarks(i: number, t: number): Reading[] {
+  return ['base/usd', 'eth/eth'].map((entity, e) => {
+    const [network, code] = entity.split('/') as [string, string];
+    const period = Math.floor((t + e * 2 * HOUR) / (4 * HOUR));
+    const day = period * 4 * HOUR - e * 2 * HOUR - 30 * MIN;
+    return {
+      kind: 'benchmark' as const,
+      entity,
+      at: t - 3_000,
+      labels: { network, code },
+      fields: { network, code, day, isComplete: rand(e, period, 7) < 0.5, isStale: rand(e, i, 8) < 0.1, days: 7, tvl: Math.round(rand(e, i, 10) * 1e8) / 100 },
+    };
+  });
+}
+
 const rules = () => [
   rule({
     name: 'util',
@@ -73,6 +90,7 @@ const rules = () => [
   rule({ name: 'decimals', kind: 'threshold', field: 'market.loan_asset_decimals', op: '<', value: 6 }),
   rule({ name: 'unverified', kind: 'unverified_position', min_value_usd: 500, annotations: { summary: '{{wallet}} holds {{value_usd | usd}} (apy {{apy}})' } }),
   rule({ name: 'small', kind: 'threshold', reading: 'position', field: 'value_usd', op: '<', value: 300 }),
+  rule({ name: 'stale', kind: 'stale_benchmark', max_age: '3h', incomplete_for: '20m', annotations: { summary: '{{reason}}: day {{day}} of {{network}} ({{tvl | usd}})' } }),
 ];
 
 const dirs = tempDirs();
@@ -87,6 +105,11 @@ beforeAll(() => {
     store.polls.record({ poll: 'markets', kind: 'metrics', ok: true, readings: batch, rejected: [], started_at: t - 1_000, finished_at: t });
     // The positions poll records no runs: its history is grouped by the time it was stored.
     if (i % 5 === 0) store.readings.savePoll('positions', positions(i, t + 10_000), t + 10_000);
+    if (i % 10 === 0) {
+      const days = benchmarks(i, t + 20_000);
+      store.readings.savePoll('benchmarks', days, t + 20_000);
+      store.polls.record({ poll: 'benchmarks', kind: 'benchmarks', ok: true, readings: days, rejected: [], started_at: t + 19_000, finished_at: t + 20_000 });
+    }
   }
   store.readings.sealHistory(END);
   store.readings.downsample(CUTOFF);
@@ -104,11 +127,30 @@ describe('a backtest that decodes only the fields its rules read', () => {
   it('decodes fewer fields than every one', () => {
     const picked = readingFields(rules())!;
     // (`lag`, `previous`, `value`: names a template reads from the verdict, or from a field of that name where a verdict has none.)
-    expect([...picked].sort()).toEqual(['apy', 'block', 'borrow_apy', 'chain', 'lag', 'lltv', 'market', 'oracle_last_update', 'oracle_price_scaled', 'previous', 'service_price', 'supply_apy', 'total_borrowed', 'utilization', 'value', 'value_usd', 'verified', 'wallet']);
+    expect([...picked].sort()).toEqual([
+      'apy', 'block', 'borrow_apy', 'chain', 'day', 'isComplete', 'isStale', 'lag', 'lltv', 'market', 'network', 'oracle_last_update', 'oracle_price_scaled',
+      'previous', 'reason', 'service_price', 'supply_apy', 'total_borrowed', 'tvl', 'utilization', 'value', 'value_usd', 'verified', 'wallet',
+    ]);
     const one = readingFields([rules()[0]!])!;
     expect([...one].sort()).toEqual(['block', 'borrow_apy', 'market', 'total_borrowed', 'utilization']);
     // A reading replayed so holds those fields only.
     const [r] = store.readings.iterateHistory(END - HOUR, END, { fields: one });
+    expect(Object.keys(r!.fields).sort()).toEqual(['block', 'borrow_apy', 'market', 'total_borrowed', 'utilization']);
+    // What the rule judges by: not what only its annotations read.
+    const judged = judgedFields([rules()[0]!])!;
+    expect([...judged].sort()).toEqual(['block', 'utilization']);
+    expect([...judgedFields(rules())!].sort()).toEqual(['block', 'borrow_apy', 'chain', 'day', 'isComplete', 'isStale', 'lltv', 'market', 'oracle_last_update', 'oracle_price_scaled', 'service_price', 'utilization', 'value_usd', 'verified']);
+    // Read with the rest to describe: those fields only, until described, then as read with every field the rule reads.
+    const [lazy] = store.readings.iterateHistory(END - HOUR, END, { fields: judged, describe: one });
+    expect(Object.keys(lazy!.fields).sort()).toEqual(['block', 'utilization']);
+    expect(lazy!.stored).toBeDefined();
+    const whole = store.readings.described(lazy!, one);
+    // Decoded into the reading itself, once: its stored row let go.
+    expect(whole).toBe(lazy);
+    expect(whole.stored).toBeUndefined();
+    expect(whole).toEqual(r);
+    // A reading without its stored row is as it is.
+    expect(store.readings.described(r!, new Set(['utilization']))).toBe(r);
     expect(Object.keys(r!.fields).sort()).toEqual(['block', 'borrow_apy', 'market', 'total_borrowed', 'utilization']);
   });
 
@@ -123,7 +165,11 @@ describe('a backtest that decodes only the fields its rules read', () => {
     expect(n(`SELECT count(*) AS n FROM reading_history`)).toBeGreaterThan(0);
     expect(all.grouping).toEqual(['poll_runs', 'timestamps']);
     const fired = new Set(all.events.filter((e) => e.type === 'firing').map((e) => e.alert.rule));
-    expect([...fired].sort()).toEqual(['dev', 'jump', 'lag', 'lltv', 'small', 'unverified', 'util']);
+    expect([...fired].sort()).toEqual(['dev', 'jump', 'lag', 'lltv', 'small', 'stale', 'unverified', 'util']);
+    for (const [part, from, to] of [['buckets', T0, CUTOFF], ['raw', CUTOFF, END]] as const) {
+      const stale = all.events.filter((e) => e.alert.rule === 'stale' && e.at >= from && e.at < to);
+      expect(new Set(stale.map((e) => e.type)), part).toEqual(new Set(['firing', 'resolved']));
+    }
     expect(all.dataErrors).toBeGreaterThan(0);
     for (const [part, from, to] of [['buckets', T0, CUTOFF], ['raw', CUTOFF, END]] as const) {
       expect(all.events.filter((e) => e.at >= from && e.at < to && e.type === 'firing').length, part).toBeGreaterThan(5);

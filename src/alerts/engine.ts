@@ -56,6 +56,12 @@ export interface EngineSources {
   lastSeenBy(poll: string): ReadonlyArray<{ kind: ReadingKind; entity: string }>;
   /** Failed runs of `poll` since its last success, the current run included. */
   consecutiveFailures(poll: string): number;
+  /**
+   * A judged reading with every field the rules read: where readings hold only the fields the rules judge by (a
+   * backtest's, src/backtest/replay.ts), the ones only annotations read are decoded for a reading that is described.
+   * Default: readings are whole.
+   */
+  described?(reading: Reading): Reading;
 }
 
 /** Options of {@link AlertEngine}. */
@@ -279,6 +285,7 @@ export class AlertEngine {
       history: opts.sources?.history ?? { at: missing('history'), range: missing('history') },
       lastSeenBy: opts.sources?.lastSeenBy ?? (readings ? (p) => readings.entitiesForPoll(p) : missing('lastSeenBy')),
       consecutiveFailures: opts.sources?.consecutiveFailures ?? (polls ? (p) => polls.consecutiveFailures(p) : missing('consecutiveFailures')),
+      ...(opts.sources?.described ? { described: opts.sources.described } : {}),
     };
   }
 
@@ -481,8 +488,10 @@ export class AlertEngine {
   }
 
   /** Steps the alert of a judged reading that has one or may get one. */
-  private judged(c: CompiledRule, reading: Reading, verdict: Verdict, prev: TrackedAlert | undefined, s: JudgeScope): void {
+  private judged(c: CompiledRule, judgedOnly: Reading, verdict: Verdict, prev: TrackedAlert | undefined, s: JudgeScope): void {
     const { rule } = c;
+    // Described from here on: with the fields its annotations read too (the kind's explain reads only what it judged).
+    const reading = this.sources.described ? this.sources.described(judgedOnly) : judgedOnly;
     s.judged.add(reading.entity);
     (s.maybe ??= new EntityFilter()).add(reading.entity); // it may get an alert now: a second reading of it in this poll must find it
     if (prev !== undefined && verdict.status === 'breach' && breachKeepsStanding(prev, s.now, c.settings, rule)) {

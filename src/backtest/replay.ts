@@ -24,7 +24,7 @@ import { runTimersUntil } from '../alerts/timers.js';
 import { ManualClock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { AlertEvent, PollOutcome, Reading, ReadingKind } from '../model.js';
-import { readingFields } from '../rules/reading-fields.js';
+import { judgedFields, readingFields } from '../rules/reading-fields.js';
 import type { RuleBase } from '../rules/schema.js';
 import { openStore, type Store } from '../store/index.js';
 import { BUCKET_MS } from '../store/buckets.js';
@@ -92,6 +92,10 @@ const SEEN_SLACK = 1_000;
 export function replay(opts: ReplayOptions): ReplayResult {
   const { source, from, to } = opts;
   const fields = opts.decode === 'all' ? undefined : readingFields(opts.rules);
+  // Full-resolution readings are decoded with what the rules judge by; the fields only annotations read, for a reading
+  // that is described (an alert's: the engine asks, sources.described). Buckets are read with every field the rules read.
+  const judged = fields && judgedFields(opts.rules);
+  const describe = judged && judged.size < fields.size ? fields : undefined;
   // Where full-resolution history begins; before it, 5-minute buckets (runs there have no rows left to replay).
   const rawFrom = Math.max(from, source.readings.rawSince() ?? to + 1);
   const runs = source.db
@@ -156,6 +160,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
       },
       lastSeenBy: (poll) => [...seenBy.values()].filter((s) => s.poll === poll),
       consecutiveFailures: (poll) => failures.get(poll) ?? 0,
+      ...(describe ? { described: (r: Reading) => source.readings.described(r, describe) } : {}),
     },
   });
   const tx = <T>(fn: () => T): T => state.transaction(fn);
@@ -275,7 +280,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
   try {
     replayBuckets();
     if (rawFrom <= to) result.resolution.push({ from: result.resolution.length ? rawFrom : from, to, resolution: 'raw' });
-    for (const r of source.readings.iterateHistory(rawFrom, to, { vanished: true, ...(fields ? { fields } : {}) })) {
+    for (const r of source.readings.iterateHistory(rawFrom, to, { vanished: true, ...(describe ? { fields: judged, describe } : fields ? { fields } : {}) })) {
       advance(r.seen_at);
       if (r.vanished) {
         const i = runPolls.has(r.poll) ? runOf(r.poll, r.seen_at) : undefined;

@@ -19,6 +19,18 @@ const top = (path: string): string => path.split('.')[0]!;
  * (then every field is). `kindOf` finds a rule's kind (default: the registry's).
  */
 export function readingFields(rules: readonly RuleBase[], kindOf: (name: string) => RuleKind | undefined = getRuleKind): ReadonlySet<string> | undefined {
+  return fieldsRead(rules, kindOf, true);
+}
+
+/**
+ * The top-level fields `rules` judge a reading by: {@link readingFields} but the names only their annotation templates
+ * read (those matter only for a reading that is described: an alert's). Undefined as there.
+ */
+export function judgedFields(rules: readonly RuleBase[], kindOf: (name: string) => RuleKind | undefined = getRuleKind): ReadonlySet<string> | undefined {
+  return fieldsRead(rules, kindOf, false);
+}
+
+function fieldsRead(rules: readonly RuleBase[], kindOf: (name: string) => RuleKind | undefined, annotations: boolean): ReadonlySet<string> | undefined {
   const out = new Set<string>(ENGINE_FIELDS);
   for (const rule of rules) {
     const kind = kindOf(rule.kind);
@@ -29,7 +41,7 @@ export function readingFields(rules: readonly RuleBase[], kindOf: (name: string)
     const select = Object.keys(rule.select ?? {});
     for (const k of select) out.add(top(k));
     if (select.length > 0) out.add('market');
-    for (const n of annotationNames(rule)) out.add(n);
+    if (annotations) for (const n of annotationNames(rule)) out.add(n);
   }
   return out;
 }

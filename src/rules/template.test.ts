@@ -64,6 +64,15 @@ describe('compileTemplate', () => {
     expect(compileTemplate(text).errors).toEqual([error]);
   });
 
+  it('usd writes an amount as toLocaleString does, around its two forms and at the ends of a double', () => {
+    const values = [0, 0.004, 0.005, 0.015, 1, 12.345, 99.994, 99.995, 99.999, 100, 100.5, 101.5, 1234567.5, 2.5e15, 1e21, 1.7976931348623157e308, 5e-324];
+    for (const v of [...values, ...values.map((x) => -x)]) {
+      const abs = Math.abs(v);
+      const text = abs.toLocaleString('en-US', abs >= 100 ? { maximumFractionDigits: 0 } : { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+      expect(render('{{x | usd}}', { x: v }), String(v)).toBe(`${v < 0 ? '-' : ''}$${text}`);
+    }
+  });
+
   it('never throws while rendering', () => {
     const scope = { get x(): unknown { throw new Error('boom'); }, y: { toJSON() { throw new Error('boom'); } } };
     expect(render('{{x}} {{y}} {{z.deep.path | pct}} {{x | usd}}', scope)).toBe('n/a n/a n/a n/a');

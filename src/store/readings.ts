@@ -31,7 +31,16 @@ import { StoreError } from './errors.js';
 import { HEAVY_ROWS_PER_STEP, ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
 
 /** A reading as replayed from history, with the poll that stored it and when (that poll's time). */
-export type HistoryReading = Reading & { poll: string; seen_at: number; vanished?: true };
+export type HistoryReading = Reading & {
+  poll: string;
+  seen_at: number;
+  vanished?: true;
+  /**
+   * Its stored row, while some of its fields are left for {@link ReadingsRepo.described} to decode (iterateHistory's
+   * `describe`).
+   */
+  stored?: RawRow | undefined;
+};
 
 /** What {@link ReadingsRepo.savePoll} wrote. */
 export interface SavePollResult {
@@ -123,9 +132,22 @@ export interface ReadingsRepo {
    * poll); read in pages so memory stays bounded and the connection is free for other statements between pages. With
    * `vanished`, also a marker (`vanished: true`, no fields) where an entity the poll returned last time was missing.
    * With `fields`, each reading holds only those of its fields (the others are not decoded: a backtest of a rule that
-   * reads one field decodes that one; src/rules/reading-fields.ts says which a set of rules reads).
+   * reads one field decodes that one; src/rules/reading-fields.ts says which a set of rules reads). With `describe`
+   * as well, only `fields` are decoded now and each reading keeps its stored row (`stored`), so that
+   * {@link described} decodes the fields of `describe` for the few readings that are described (an alert's
+   * annotations).
    */
-  iterateHistory(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; vanished?: boolean; fields?: FieldPick }): IterableIterator<HistoryReading>;
+  iterateHistory(
+    from: number,
+    to: number,
+    opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; vanished?: boolean; fields?: FieldPick; describe?: FieldPick },
+  ): IterableIterator<HistoryReading>;
+  /**
+   * A reading of iterateHistory with `describe`, its fields from now on as it would have been read with `fields:
+   * describe` (decoded into the reading itself, once; nothing else of it changes but `stored`, emptied); any other
+   * reading as it is. Returns the reading.
+   */
+  described<R extends Reading>(reading: R, describe: FieldPick): R;
   /**
    * Every bucket with from ≤ start ≤ to, by start then entity; each reading carries `bucket`. With `fields` (as for
    * iterateHistory), each holds only those fields and their extremes.
@@ -305,32 +327,36 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
    * A stored row as a reading: its shape's labels and fixed fields, its packed values. With `picked`, only the fields
    * of its pick: its plans by shape id (one map per read: a replay meets a shape per market, again and again).
    */
-  function rawReading(row: RawRow, e: EntityKey = entityOf(row.entity), picked?: { pick: FieldPick; plans: Map<number, { shape: Shape; plan: PickPlan }> }): HistoryReading {
+  function rawReading(row: RawRow, e: EntityKey = entityOf(row.entity), picked?: Picked): HistoryReading {
     let shape: Shape;
     let fields: Record<string, unknown>;
     if (picked) {
-      let p = picked.plans.get(row.shape);
-      if (!p) {
-        const s = shapeOf(row.shape);
-        picked.plans.set(row.shape, (p = { shape: s, plan: pickPlanOf(s, picked.pick) }));
-      }
+      const p = planned(picked, row.shape);
       shape = p.shape;
       fields = unpackPlanned(p.plan, new Reader(row.vals), row.at, false);
     } else {
       shape = shapeOf(row.shape);
       fields = unpackFields(shape, new Reader(row.vals), row.at);
     }
-    return {
-      kind: e.kind,
-      entity: e.entity,
-      at: row.at,
-      labels: shape.labels,
-      fields,
-      ...(shape.unreadable ? { unreadable: shape.unreadable } : {}),
-      poll: polls.valueOf(row.poll) ?? '',
-      seen_at: row.seen_at,
-    };
+    const poll = polls.valueOf(row.poll) ?? '';
+    // Two literals, not a spread of the unreadable part: the usual reading is made without a copy of an object.
+    const r: HistoryReading = shape.unreadable
+      ? { kind: e.kind, entity: e.entity, at: row.at, labels: shape.labels, fields, unreadable: shape.unreadable, poll, seen_at: row.seen_at }
+      : { kind: e.kind, entity: e.entity, at: row.at, labels: shape.labels, fields, poll, seen_at: row.seen_at };
+    if (picked?.keep) r.stored = row;
+    return r;
   }
+  /** A shape's plan for a pick (kept by shape id per read: a replay meets a shape per market, again and again). */
+  function planned(picked: Picked, id: number): { shape: Shape; plan: PickPlan } {
+    let p = picked.plans.get(id);
+    if (!p) {
+      const s = shapeOf(id);
+      picked.plans.set(id, (p = { shape: s, plan: pickPlanOf(s, picked.pick) }));
+    }
+    return p;
+  }
+  /** Plans of `describe` picks, per pick (see {@link ReadingsRepo.described}). */
+  const describing = new WeakMap<FieldPick, Picked>();
   /** A bucket as a reading of its last values, with its extremes. */
   function bucketReading(b: Bucket, e: EntityKey): HistoryReading {
     const shape = shapeOf(b.shape);
@@ -608,7 +634,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const keep = kindFilter(opts.kinds);
       const rows = raw.iterate(from, to, limit);
       const vanished = opts.vanished === true;
-      const picked = opts.fields ? { pick: opts.fields, plans: new Map<number, { shape: Shape; plan: PickPlan }>() } : undefined;
+      const picked: Picked | undefined = opts.fields ? { pick: opts.fields, plans: new Map(), keep: opts.describe !== undefined } : undefined;
       return (function* () {
         for (const page of rows) {
           for (const row of page) {
@@ -619,6 +645,18 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
           }
         }
       })();
+    },
+    described: <R extends Reading>(reading: R, describe: FieldPick): R => {
+      const r = reading as R & Pick<HistoryReading, 'stored'>;
+      const row = r.stored;
+      if (row === undefined) return reading;
+      let picked = describing.get(describe);
+      if (!picked) describing.set(describe, (picked = { pick: describe, plans: new Map(), keep: false }));
+      // In place: a reading carried on to later polls (or judged by several rules) is decoded once. Its member is
+      // emptied, not deleted: deleting would turn the reading into a slower kind of object.
+      r.fields = unpackPlanned(planned(picked, row.shape).plan, new Reader(row.vals), row.at, false);
+      r.stored = undefined;
+      return reading;
     },
     iterateBuckets: (from, to, opts = {}) => {
       const limit = Math.max(1, opts.pageSize ?? 2000);
@@ -708,6 +746,13 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       return { latest, history: raw.count(), buckets: b.n, oldestAt: olds.length ? Math.min(...olds) : null, newestAt: raw.newest() };
     },
   };
+}
+
+/** A pick of fields and its plans by shape id, for one read; `keep`: the readings keep their stored row. */
+interface Picked {
+  pick: FieldPick;
+  plans: Map<number, { shape: Shape; plan: PickPlan }>;
+  keep: boolean;
 }
 
 /** A history reading without its storage bookkeeping (poll, seen_at): what a rule's view of the past returns. */
