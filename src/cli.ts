@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { applyDaemonHeapSettings } from './heap-growth.js';
 
 const pkg = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string };
 // A reader that stops early (`lookout backtest … | head`) closes the pipe: stop quietly, as other Unix tools do.
@@ -45,7 +46,11 @@ program
   .description('run the daemon: poll, evaluate rules, notify, serve /metrics')
   .option('-c, --config <file>', 'config file', CONFIG_DEFAULT)
   .action((o: { config: string }) =>
-    exit(async () => (await import('./commands/run.js')).runDaemonCommand(o.config, { ...io, version: pkg.version })),
+    exit(async () => {
+      // Process-wide V8 settings, before the daemon's modules load (src/heap-growth.ts).
+      applyDaemonHeapSettings();
+      return (await import('./commands/run.js')).runDaemonCommand(o.config, { ...io, version: pkg.version });
+    }),
   );
 
 program
@@ -57,7 +62,10 @@ program
   .option('--port <port>', 'metrics/status port (default 9464 or the next free one)')
   .option('--db <file>', 'keep the database in this file (default: a temp file removed on exit)')
   .action((o: { duration?: string; scenario: string; slackWebhook?: string; port?: string; db?: string }) =>
-    exit(async () => (await import('./commands/demo.js')).runDemoCommand({ ...o, ...io, version: pkg.version })),
+    exit(async () => {
+      applyDaemonHeapSettings();
+      return (await import('./commands/demo.js')).runDemoCommand({ ...o, ...io, version: pkg.version });
+    }),
   );
 
 program

@@ -13,7 +13,6 @@ import { openStore, type Store } from './store/index.js';
 import { StoreHealth } from './store/health.js';
 import { Scheduler } from './scheduler/index.js';
 import { runPoll } from './poll-runner.js';
-import { applyDaemonHeapGrowth } from './heap-growth.js';
 import { FieldRejectionLog } from './source/field-log.js';
 import { createDataServiceClient, type DataServiceClient } from './source/client.js';
 import { runPoll as runPollKind } from './source/polls/registry.js';
@@ -73,8 +72,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   let config = opts.config;
   const log =
     opts.log ?? createLogger({ level: config.log.level, secrets: () => config.secrets, base: { service: 'lookout' } });
-  // V8's heap grows to 1.5× the live heap instead of up to 4× (B6): before the first poll's garbage.
-  const heapGrowth = applyDaemonHeapGrowth();
   const store = openStore(config.storage.path, { clock, log });
   // WAL checkpoints in a worker thread: inside a poll's commit they held the event loop for up to half a second.
   const checkpointer = store.path === ':memory:' ? undefined : startCheckpointer(store.db, store.path, { log: log.child({ component: 'store' }), gate: store.gate });
@@ -339,7 +336,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   await adopt(config);
   scheduler.start(jobs(config));
   ready = true;
-  log.info('started', { polls: config.polls.length, rules: config.rules.length, url: http?.url, db: store.path, heap_growth: heapGrowth ?? 'as node was told' });
+  log.info('started', { polls: config.polls.length, rules: config.rules.length, url: http?.url, db: store.path });
 
   return {
     get config() {

@@ -1,32 +1,151 @@
 /**
- * How far V8 lets the daemon's heap grow past what a full collection found live (SPEC §8 memory, targets B6/B6s).
+ * How far V8 lets the daemon's heap grow (SPEC §8 memory, targets B6/B6s). Set once by each process that runs the
+ * daemon — `lookout run`, `lookout demo`, the benchmarks' daemon children — at its entry, never by `startDaemon`:
+ * these are process-wide V8 flags, and a library call must not change the process it is loaded into.
  *
- * V8 sets the next full collection's trigger at the live heap times a factor it picks from its own speed, up to 4×
- * for a process as big as the daemon. A markets poll makes tens of MB of short-lived objects that outlive the young
- * generation (the parsed response and its readings are alive for the whole poll), so with polls coming one after
- * another the old generation sat near 4× the ~50 MB live heap: ~390 MB of RSS at SPEC §8 scale. A factor of 1.5
- * collects sooner, at a cost measured in CPU (docs/performance.md, "B6/B6s: the heap's growing factor").
+ * **The old generation.** V8 sets the next full collection's trigger at the live heap times a factor it picks from
+ * its own speed, up to 4× for a process as big as the daemon. A markets poll makes tens of MB of short-lived objects
+ * that outlive the young generation (the parsed response and its readings are alive for the whole poll), so with
+ * polls coming one after another the old generation sat near 4× the ~50 MB live heap: ~390 MB of RSS at SPEC §8
+ * scale. `--heap-growing-percent=50` collects sooner, at 1.5× (docs/performance.md, "B6/B6s: the heap's growing
+ * factor"). V8 reads it each time it sets that trigger, so setting it once the process runs takes effect at the next
+ * full collection.
  *
- * `--heap-growing-percent` is read by V8 each time it sets that trigger, so setting it from here, once the process
- * runs, takes effect at the next full collection — whether the daemon was started by `lookout run`, the Docker image
- * or a program calling `startDaemon` (the benchmarks' daemon child). A value the operator gave node on its command line
- * wins (`node --heap-growing-percent=0 dist/cli.js run …` gives V8's own choice back; NODE_OPTIONS does not take
- * this flag).
+ * **The young generation.** V8 doubles a semi-space (1 MB at first) whenever a scavenge's survivors since the last
+ * growth exceed its size, up to 16 MB: two semi-spaces of 16 MB, 32 MB committed, which a process polling back to back
+ * keeps. `--max-semi-space-size` is read once, when node builds the heap, so it can only be given on node's command
+ * line. `--semi-space-growth-factor` is read at each growth (`SemiSpaceNewSpace::Grow`: the new size is the factor
+ * times the old, capped at the maximum), so the daemon lets the young generation double until a semi-space reaches
+ * {@link YOUNG_SEMI_SPACE_CAP_MB} and then sets the factor to 1: no more growth. A performance observer looks after
+ * collections (the size only grows in one); when V8 has shrunk the young generation (it does when allocation slows
+ * down, between polls at a real cadence), the factor goes back to 2 and it may grow to the cap again.
+ *
+ * V8 declares `DEFINE_MIN_VALUE_IMPLICATION(semi_space_growth_factor, 2)` and applies it when it starts (a 1 on
+ * node's command line becomes 2) and when a worker thread's isolate starts. V8 11.3 (Node 20) does not apply it when
+ * a flag is set at run time; from the source, neither does a recent V8's `V8::SetFlagsFromString` (13.x), while one
+ * of an 11.x/12.x era does (Node 22's 12.4 not checked, none of them run here). So the factor is set again after a
+ * worker starts (see {@link capYoungGeneration}), and a V8 that clamps it anyway is noticed (the young generation
+ * grows while the factor is 1) and left to its own sizing, as before this setting: nothing fails.
+ *
+ * The operator's command line wins over both: `node --heap-growing-percent=0 dist/cli.js run …` gives V8's own old
+ * generation sizing back, and any of `--max-semi-space-size`, `--min-semi-space-size`, `--semi-space-growth-factor`
+ * leaves the young generation as node was told (NODE_OPTIONS takes `--max-semi-space-size`, not the others).
  */
-import { setFlagsFromString } from 'node:v8';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import type { Worker } from 'node:worker_threads';
 
 /** The growth allowed past the live heap, percent: the trigger is at 1.5× what the last full collection kept. */
 export const HEAP_GROWING_PERCENT = 50;
 
-const FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
+/** The largest a semi-space of the young generation grows to, MB (V8's own limit: 16). */
+export const YOUNG_SEMI_SPACE_CAP_MB = 4;
+
+const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
+const SEMI_SPACE_FLAGS = /^--(max|min)[-_]semi[-_]space[-_]size(=|$)|^--semi[-_]space[-_]growth[-_]factor(=|$)/;
+
+/** What {@link applyDaemonHeapSettings} set, for the process's log. */
+export interface DaemonHeapSettings {
+  /** The flag set, or `as node was told`. */
+  heap_growth: string;
+  /** `semi-spaces up to N MB`, or `as node was told`. */
+  young_generation: string;
+}
+
+let applied: DaemonHeapSettings | undefined;
+let capIgnored = false;
+const ignoredListeners: (() => void)[] = [];
 
 /**
- * Sets the daemon's heap growing factor unless the operator set one; returns the flag it set, or undefined.
- * Idempotent (a reload or a second daemon in the process sets the same value).
+ * Sets the daemon's heap settings, each unless node's command line (`execArgv`) or NODE_OPTIONS gave one of its own.
+ * Call it at the entry of a process that runs the daemon, before the daemon's modules load: loading them alone grows
+ * the young generation to 8 MB a semi-space. Once a process: later calls return what the first set. `onCapIgnored` is
+ * told if this V8 turns out not to take the young generation's cap (see the module's comment); the young generation
+ * then grows as V8 decides.
  */
-export function applyDaemonHeapGrowth(execArgv: readonly string[] = process.execArgv): string | undefined {
-  if (execArgv.some((a) => FLAG.test(a))) return undefined;
-  const flag = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
-  setFlagsFromString(flag);
-  return flag;
+export function applyDaemonHeapSettings(opts: { execArgv?: readonly string[]; nodeOptions?: string; onCapIgnored?: () => void } = {}): DaemonHeapSettings {
+  if (opts.onCapIgnored) {
+    if (capIgnored) opts.onCapIgnored();
+    else ignoredListeners.push(opts.onCapIgnored);
+  }
+  if (applied) return applied;
+  const args = [...(opts.execArgv ?? process.execArgv), ...(opts.nodeOptions ?? process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  let heapGrowth = 'as node was told';
+  if (!args.some((a) => GROWING_FLAG.test(a))) {
+    heapGrowth = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
+    setFlagsFromString(heapGrowth);
+  }
+  let young = 'as node was told';
+  if (!args.some((a) => SEMI_SPACE_FLAGS.test(a))) {
+    capYoungGeneration(YOUNG_SEMI_SPACE_CAP_MB * 1024 * 1024);
+    young = `semi-spaces up to ${YOUNG_SEMI_SPACE_CAP_MB} MB`;
+  }
+  applied = { heap_growth: heapGrowth, young_generation: young };
+  return applied;
+}
+
+/** The growth factor for a semi-space of `semiBytes` under a cap of `capBytes`: 2 while doubling stays within the cap, else 1. */
+export function youngGrowthFactor(semiBytes: number, capBytes: number): 1 | 2 {
+  return semiBytes * 2 <= capBytes ? 2 : 1;
+}
+
+/** A semi-space's usable size, bytes (its pages less their headers, so a little under the MB V8 counts). */
+function semiSpaceBytes(): number {
+  const s = getHeapSpaceStatistics().find((x) => x.space_name === 'new_space');
+  return s ? s.space_used_size + s.space_available_size : 0;
+}
+
+let watch: PerformanceObserver | undefined;
+
+/**
+ * Keeps the young generation's semi-spaces at or under `cap` bytes (see the module's comment).
+ *
+ * Starting a worker thread (the store's checkpointer, at the first large commit) makes V8 apply its flag implications
+ * again, and with them the minimum of 2: the factor is set again once each worker is online (node's `worker_threads`
+ * diagnostics channel), and at each look. The worker's isolate starts on its own thread while this one works on, so
+ * one growth may come in between: then the semi-spaces stay at twice the cap (V8 shrinks them only when allocation
+ * slows). A semi-space that grew while the factor was 1 and no worker started since the last look is a strike; at the
+ * second, V8 is taken not to honour the factor: it goes back to V8's 2, the watch ends and the `onCapIgnored`
+ * listeners are told.
+ */
+function capYoungGeneration(cap: number): void {
+  let factor: 1 | 2 = 2;
+  const setFactor = (f: 1 | 2) => {
+    factor = f;
+    setFlagsFromString(`--semi-space-growth-factor=${f}`);
+  };
+  // No growth until the watch has seen a collection: a long synchronous stretch runs many scavenges before the event
+  // loop hands the first to the watch, and at V8's 2 the young generation could double several times in it.
+  setFactor(1);
+  let last = semiSpaceBytes();
+  let workerStarted = false;
+  let strikes = 0;
+  const onWorker = (message: unknown) => {
+    workerStarted = true;
+    (message as { worker?: Worker }).worker?.once('online', () => {
+      workerStarted = true;
+      if (watch) setFactor(factor);
+    });
+  };
+  const check = () => {
+    const now = semiSpaceBytes();
+    if (factor === 1 && now > last && !workerStarted && ++strikes >= 2) {
+      setFactor(2);
+      watch?.disconnect();
+      watch = undefined;
+      unsubscribe('worker_threads', onWorker);
+      capIgnored = true;
+      for (const f of ignoredListeners.splice(0)) f();
+      return;
+    }
+    workerStarted = false;
+    last = now;
+    const f = youngGrowthFactor(now, cap);
+    // Set again even when unchanged from what this watch last set: a worker's start may have changed it meanwhile.
+    if (f !== factor || f === 1) setFactor(f);
+  };
+  subscribe('worker_threads', onWorker);
+  watch = new PerformanceObserver(check);
+  watch.observe({ entryTypes: ['gc'] });
 }

@@ -1,58 +1,143 @@
 /**
- * The daemon's heap growing factor (src/heap-growth.ts): `lookout run` sets it, V8 uses it at its next full
- * collection although the process is already running, and a value given to node on its command line wins.
+ * The daemon's heap settings (src/heap-growth.ts): the process that runs the daemon sets them at its entry (`lookout
+ * run` says so in its log), V8 uses them although the process is already running, and what node's command line or
+ * NODE_OPTIONS gives wins.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DaemonProcess } from './fixtures/daemon/harness.js';
+import { youngGrowthFactor, YOUNG_SEMI_SPACE_CAP_MB } from '../src/heap-growth.js';
+import { DaemonProcess, getText } from './fixtures/daemon/harness.js';
 import { daemonScope } from './fixtures/daemon/scope.js';
 import { writeConfig } from './fixtures/daemon/world.js';
 
 const { dirs, startSim } = daemonScope();
 
 const MODULE = pathToFileURL(join(import.meta.dirname, '..', 'dist', 'heap-growth.js')).href;
+const MB = 1024 * 1024;
+
+interface Run {
+  settings: { heap_growth: string; young_generation: string };
+  /** Each new old-generation limit's factor, from V8's verbose GC trace. */
+  factors: string[];
+  /** The largest a young-generation semi-space was, MB, sampled as the garbage is made. */
+  maxSemiMb: number;
+  /** Whether the settings' onCapIgnored was called. */
+  ignored: boolean;
+}
 
 /**
- * A node process that applies the daemon's setting once running, then makes garbage past a few full collections
- * while keeping ~20 MB live; V8's verbose GC trace prints each new old-generation limit with its factor.
+ * A node process that applies the daemon's settings once running, then makes garbage past a few full collections
+ * while keeping ~20 MB live (the young generation's survivors grow it), with a turn of the event loop now and then
+ * unless `turns` is false; `first` runs before the garbage is made, `each` at each turn.
  */
-function run(nodeArgs: string[]): { applied: string; factors: string[] } {
+function run(nodeArgs: string[], opts: { env?: NodeJS.ProcessEnv; each?: string; first?: string; turns?: boolean } = {}): Run {
   const script = `
-    const { applyDaemonHeapGrowth } = await import(${JSON.stringify(MODULE)});
-    console.log('applied=' + String(applyDaemonHeapGrowth()));
+    const { applyDaemonHeapSettings } = await import(${JSON.stringify(MODULE)});
+    const { getHeapSpaceStatistics } = await import('node:v8');
+    let ignored = false;
+    const settings = applyDaemonHeapSettings({ onCapIgnored: () => { ignored = true; } });
+    ${opts.first ?? ''};
+    const semi = () => { const s = getHeapSpaceStatistics().find((x) => x.space_name === 'new_space'); return s.space_used_size + s.space_available_size; };
+    let maxSemi = semi();
     let keep = [];
-    for (let i = 0; i < 4e6; i++) { keep.push({ i }); if (keep.length > 4e5) keep = []; }`;
-  const r = spawnSync(process.execPath, ['--trace-gc-verbose', ...nodeArgs, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+    for (let i = 0; i < 4e6; i++) {
+      keep.push({ i });
+      if (keep.length > 4e5) keep = [];
+      // A turn of the event loop now and then, as the daemon's polls give: the watch runs between them.
+      if (${opts.turns ?? true} && i % 2e4 === 0) { maxSemi = Math.max(maxSemi, semi()); ${opts.each ?? ''}; await new Promise((r) => setImmediate(r)); }
+    }
+    maxSemi = Math.max(maxSemi, semi());
+    console.log('result=' + JSON.stringify({ settings, maxSemi, ignored }));`;
+  const r = spawnSync(process.execPath, ['--trace-gc-verbose', ...nodeArgs, '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, NODE_OPTIONS: '', ...opts.env },
+  });
   expect(r.status, r.stderr).toBe(0);
-  const applied = /^applied=(.*)$/m.exec(r.stdout)?.[1] ?? '';
+  const result = JSON.parse(/^result=(.*)$/m.exec(r.stdout)?.[1] ?? '{}') as { settings: Run['settings']; maxSemi: number; ignored: boolean };
   // "[HeapController] Limit: old size: 22748 KB, new limit: 107102 KB (4.0)"
   const factors = [...r.stdout.matchAll(/\[HeapController\] Limit: .*\((\d+\.\d)\)/g)].map((m) => m[1]!);
-  return { applied, factors };
+  return { settings: result.settings, factors, maxSemiMb: result.maxSemi / MB, ignored: result.ignored };
 }
 
 describe('the heap growing factor', () => {
   it('is set once the process runs, and V8 sets its next limits at 1.5× the live heap', () => {
-    const { applied, factors } = run([]);
-    expect(applied).toBe('--heap-growing-percent=50');
+    const { settings, factors } = run([]);
+    expect(settings.heap_growth).toBe('--heap-growing-percent=50');
     expect(factors.length).toBeGreaterThan(0);
     expect(new Set(factors)).toEqual(new Set(['1.5']));
   });
 
   it('is left as node was told when its command line gives one', () => {
-    const { applied, factors } = run(['--heap-growing-percent=0']);
-    expect(applied).toBe('undefined');
+    const { settings, factors } = run(['--heap-growing-percent=0']);
+    expect(settings.heap_growth).toBe('as node was told');
     expect(factors.length).toBeGreaterThan(0);
     expect(factors).not.toContain('1.5');
   });
+});
 
-  it('is what `lookout run` sets, as its started line says', async () => {
+describe('the young generation', () => {
+  it('grows to its cap and no further, although V8 would take it to 16 MB a semi-space', () => {
+    const { settings, maxSemiMb, ignored } = run([]);
+    expect(settings.young_generation).toBe(`semi-spaces up to ${YOUNG_SEMI_SPACE_CAP_MB} MB`);
+    expect(maxSemiMb).toBeLessThanOrEqual(YOUNG_SEMI_SPACE_CAP_MB);
+    // It did grow: to the cap, not held at V8's first 1 MB.
+    expect(maxSemiMb).toBeGreaterThan(YOUNG_SEMI_SPACE_CAP_MB / 2);
+    expect(ignored).toBe(false);
+  });
+
+  it("is left as node was told when its command line or NODE_OPTIONS sizes it", () => {
+    for (const r of [run(['--max-semi-space-size=8']), run([], { env: { NODE_OPTIONS: '--max-semi-space-size=8' } })]) {
+      expect(r.settings.young_generation).toBe('as node was told');
+      expect(r.maxSemiMb).toBeGreaterThan(YOUNG_SEMI_SPACE_CAP_MB);
+      expect(r.maxSemiMb).toBeLessThanOrEqual(8);
+    }
+  });
+
+  it('stays within its cap after a worker thread starts (V8 then applies its minimum factor of 2 again)', () => {
+    // The worker online, then garbage in one synchronous stretch, as a poll's commit starts the store's checkpointer.
+    const first = `const { Worker } = await import('node:worker_threads');
+      const w = new Worker('setTimeout(() => {}, 50)', { eval: true });
+      await new Promise((r) => w.once('online', r))`;
+    const { maxSemiMb, ignored } = run([], { first, turns: false });
+    expect(maxSemiMb).toBeLessThanOrEqual(YOUNG_SEMI_SPACE_CAP_MB);
+    expect(ignored).toBe(false);
+  });
+
+  it('is left to V8 when V8 grows it although the factor was 1 (a V8 that does not take the value once running)', () => {
+    // The factor back at 2 behind the watch's back, as a V8 that applies its minimum to a value set at run time has it.
+    const { maxSemiMb, ignored } = run([], { each: `(await import('node:v8')).setFlagsFromString('--semi-space-growth-factor=2')` });
+    expect(ignored).toBe(true);
+    expect(maxSemiMb).toBeGreaterThan(2 * YOUNG_SEMI_SPACE_CAP_MB);
+  });
+
+  it('may grow again while it is below half the cap (after V8 shrank it), not past it', () => {
+    const cap = 4 * MB;
+    const usable = (mb: number) => mb * MB * 0.98; // a semi-space's pages less their headers
+    expect(youngGrowthFactor(usable(1), cap)).toBe(2);
+    expect(youngGrowthFactor(usable(2), cap)).toBe(2);
+    expect(youngGrowthFactor(usable(4), cap)).toBe(1);
+    expect(youngGrowthFactor(usable(16), cap)).toBe(1);
+  });
+});
+
+describe('lookout run', () => {
+  it('sets them before its modules load, and says so', async () => {
     const sim = await startSim({ scenario: 'calm' });
     const dir = dirs.make();
     const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db: join(dir, 'lookout.db') });
-    const { daemon } = await DaemonProcess.start(file);
-    const started = daemon.logs().find((l) => l.msg === 'started') as { heap_growth?: unknown } | undefined;
-    expect(started?.heap_growth, daemon.diag()).toBe('--heap-growing-percent=50');
+    const { daemon, url } = await DaemonProcess.start(file);
+    const line = daemon.logs().find((l) => l.msg === 'heap_settings') as { heap_growth?: unknown; young_generation?: unknown } | undefined;
+    expect(line?.heap_growth, daemon.diag()).toBe('--heap-growing-percent=50');
+    expect(line?.young_generation, daemon.diag()).toBe(`semi-spaces up to ${YOUNG_SEMI_SPACE_CAP_MB} MB`);
+    // Its own /metrics (prom-client's default metrics): the young generation's two semi-spaces within the cap. Set
+    // only once the daemon's modules had loaded, they would be at 8 MB each already.
+    const text = await getText(`${url}/metrics`);
+    const young = Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/m.exec(text)?.[1]);
+    expect(young).toBeGreaterThan(0);
+    expect(young).toBeLessThanOrEqual(2 * YOUNG_SEMI_SPACE_CAP_MB * MB);
   });
 });

@@ -4,6 +4,8 @@
  * Slack or webhook recorder) is not held while a poll runs. Started by {@link ./daemon-proc.ts}.
  * Input (argv[2], JSON): {@link DaemonChildInput}; requests: {@link DaemonRequest}.
  */
+// First: the daemon's heap settings, before the modules below load.
+import './heap-first.js';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { startDaemon } from '../daemon.js';
 import { loadBenchYaml } from './config.js';

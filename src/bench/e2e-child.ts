@@ -3,6 +3,8 @@
  * polled on demand, in a process of its own so its RSS is the daemon's and nothing else's.
  * Input (argv[2], JSON): {@link E2eInput}; output: one IPC message, {@link E2eResult}.
  */
+// First: the daemon's heap settings, before the modules below load (the bare baselines run under them too).
+import './heap-first.js';
 import { statSync } from 'node:fs';
 import { Gauge, Registry } from 'prom-client';
 import { request } from 'undici';
