@@ -260,7 +260,7 @@ export function breachKeepsStanding(t: TrackedAlert, now: number, settings: Life
  * A breach verdict applied to `t` itself, as {@link step} applies it where {@link breachKeepsStanding} holds (the
  * caller checked, and that the labels are the alert's own): the moving columns and the annotations given. Changes
  * `t` in place: for the engine's own copy of its rows only (src/alerts/tracked-rows.ts). Returns whether any column
- * took a new value.
+ * took a new value (else the row need not be written, as {@link sameReading} spares the repository's save).
  */
 export function breachInPlace(
   t: TrackedAlert,
@@ -271,26 +271,49 @@ export function breachInPlace(
   annotations: Record<string, string>,
 ): boolean {
   const a = t.alert;
-  // What the moving columns held (locals, no copy), to tell whether any moved: as the repository compares them.
-  const { value, threshold, previous_value, peak, data_at, block: blockWas, last_eval_at, absent_polls } = a;
-  const clearedAt = t.cleared_at;
+  // The evaluation time moves to `now`: only an alert judged at this instant already (a second reading of its entity
+  // in one poll, a second poll at the same clock time) can come out unchanged, so only then is a copy kept to compare.
+  const was = a.last_eval_at === now ? { alert: { ...a }, cleared_at: t.cleared_at } : undefined;
   takeReading(a, v, dataAt, block, now);
   a.absent_polls = 0;
   a.peak = morePeak(a.peak, a.value, a.threshold);
   t.cleared_at = null;
-  const changed =
-    annotations !== a.annotations ||
-    value !== a.value ||
-    threshold !== a.threshold ||
-    previous_value !== a.previous_value ||
-    peak !== a.peak ||
-    data_at !== a.data_at ||
-    blockWas !== a.block ||
-    last_eval_at !== a.last_eval_at ||
-    absent_polls !== a.absent_polls ||
-    clearedAt !== t.cleared_at;
   a.annotations = annotations;
-  return changed;
+  return was === undefined || !sameReading(was, t);
+}
+
+/**
+ * Whether the columns a judged reading moves are equal (value, threshold, previous value, peak, data time, block,
+ * evaluation time, absent polls, annotations, cleared_at), as stored: a non-finite number is stored as NULL.
+ * `last_notified_at` is not compared: the dispatcher moves it, and neither write may take it back.
+ */
+export function sameReading(a: TrackedAlert, b: TrackedAlert): boolean {
+  const x = a.alert;
+  const y = b.alert;
+  return (
+    a.cleared_at === b.cleared_at &&
+    finite(x.value) === finite(y.value) &&
+    finite(x.threshold) === finite(y.threshold) &&
+    finite(x.previous_value) === finite(y.previous_value) &&
+    finite(x.peak) === finite(y.peak) &&
+    x.data_at === y.data_at &&
+    x.block === y.block &&
+    x.last_eval_at === y.last_eval_at &&
+    x.absent_polls === y.absent_polls &&
+    sameRecord(x.annotations, y.annotations)
+  );
+}
+
+/** Whether two maps of texts (labels, annotations) hold the same keys and texts. */
+export function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  if (a === b) return true;
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k]) return false;
+    n++;
+  }
+  for (const _ in b) n--;
+  return n === 0;
 }
 
 /**
