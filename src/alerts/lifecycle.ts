@@ -148,7 +148,7 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
     return { next: prev ?? { alert: newAlert(input.identity, now), cleared_at: null }, events: [] };
   }
   const a = prev ? { ...prev.alert } : newAlert(input.identity, now);
-  const s: Stepping = { a, clearedAt: prev?.cleared_at ?? null, events: [], now, settings };
+  const s: Stepping = { alert: a, cleared_at: prev?.cleared_at ?? null, events: [], now, settings };
   let dataError: string | undefined;
 
   switch (signal.type) {
@@ -165,30 +165,28 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
         a.last_eval_at = now;
         break; // a dormant alert judged fine again: nothing to record
       }
-      takeReading(a, v, signal.data_at, signal.block, now);
       a.kind = input.identity.kind;
       a.severity = input.identity.severity;
       if (signal.describe) {
+        // It reads only the current labels and annotations: the moving columns may move before or after.
         const d = signal.describe(a);
         a.labels = d.labels;
         a.annotations = d.annotations;
       }
       if (v.status === 'breach') {
-        s.clearedAt = null;
+        if (!wasActive) startEpisode(s);
+        takeBreach(s, v, signal.data_at, signal.block, now);
         if (!wasActive) {
-          startEpisode(s);
-          a.peak = a.value;
           if (settings.for <= 0) fire(s);
           else moveTo(s, 'pending');
-        } else {
-          a.peak = morePeak(a.peak, a.value, a.threshold);
-          if (a.state === 'pending' && a.pending_since !== null && now - a.pending_since >= settings.for) fire(s);
-        }
-      } else if (a.state === 'pending') {
-        cancel(s);
+        } else if (a.state === 'pending' && a.pending_since !== null && now - a.pending_since >= settings.for) fire(s);
       } else {
-        s.clearedAt ??= now;
-        if (now - s.clearedAt >= settings.keep_firing_for) resolve(s);
+        takeReading(a, v, signal.data_at, signal.block, now);
+        if (a.state === 'pending') cancel(s);
+        else {
+          s.cleared_at ??= now;
+          if (now - s.cleared_at >= settings.keep_firing_for) resolve(s);
+        }
       }
       break;
     }
@@ -214,7 +212,7 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
         // (pending or inactive again included: cancelling it would drop it from its group without a word).
         if (a.state !== 'resolved') a.resolved_at = now;
         a.state = 'resolved';
-        s.clearedAt = null;
+        s.cleared_at = null;
         emit(s, 'resolved');
       }
       break;
@@ -229,7 +227,7 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
       emit(s, 'settled');
     }
   }
-  const next = { alert: a, cleared_at: s.clearedAt };
+  const next = { alert: a, cleared_at: s.cleared_at };
   return dataError !== undefined ? { next, events: s.events, dataError } : { next, events: s.events };
 }
 
@@ -241,6 +239,18 @@ function takeReading(a: Alert, v: Extract<Verdict, { status: 'breach' | 'ok' }>,
   a.threshold = finite(v.threshold);
   a.data_at = dataAt ?? a.data_at;
   a.block = block ?? a.block;
+}
+
+/**
+ * The columns a breach verdict moves, {@link step}'s and {@link breachInPlace}'s alike: those of a judged reading, the
+ * absent polls (none), the episode's peak (after {@link startEpisode}, the value itself) and `cleared_at` (none).
+ */
+function takeBreach(t: TrackedAlert, v: Extract<Verdict, { status: 'breach' | 'ok' }>, dataAt: number | null | undefined, block: number | null | undefined, now: number): void {
+  const a = t.alert;
+  takeReading(a, v, dataAt, block, now);
+  a.absent_polls = 0;
+  a.peak = morePeak(a.peak, a.value, a.threshold);
+  t.cleared_at = null;
 }
 
 /**
@@ -274,10 +284,7 @@ export function breachInPlace(
   // The evaluation time moves to `now`: only an alert judged at this instant already (a second reading of its entity
   // in one poll, a second poll at the same clock time) can come out unchanged, so only then is a copy kept to compare.
   const was = a.last_eval_at === now ? { alert: { ...a }, cleared_at: t.cleared_at } : undefined;
-  takeReading(a, v, dataAt, block, now);
-  a.absent_polls = 0;
-  a.peak = morePeak(a.peak, a.value, a.threshold);
-  t.cleared_at = null;
+  takeBreach(t, v, dataAt, block, now);
   a.annotations = annotations;
   return was === undefined || !sameReading(was, t);
 }
@@ -317,23 +324,22 @@ export function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Reco
 }
 
 /**
- * What one {@link step} works on: the next alert (its own copy), the next `cleared_at`, the events so far. The moves
- * below are plain functions of it, not closures made anew by each step (thousands a poll in an incident).
+ * What one {@link step} works on: the next alert (its own copy) and `cleared_at` (a {@link TrackedAlert}, so the
+ * moves a step shares with {@link breachInPlace} take either), the events so far. The moves below are plain functions
+ * of it, not closures made anew by each step (thousands a poll in an incident).
  */
-interface Stepping {
-  a: Alert;
-  clearedAt: number | null;
+interface Stepping extends TrackedAlert {
   events: AlertEvent[];
   now: number;
   settings: LifecycleSettings;
 }
 
 function emit(s: Stepping, type: AlertEvent['type']): void {
-  s.events.push({ type, at: s.now, alert: cloneAlert(s.a) });
+  s.events.push({ type, at: s.now, alert: cloneAlert(s.alert) });
 }
 
 function moveTo(s: Stepping, state: AlertState): void {
-  const a = s.a;
+  const a = s.alert;
   a.state = state;
   if (state === 'pending') {
     if (!a.flapping) emit(s, 'pending');
@@ -355,33 +361,33 @@ function moveTo(s: Stepping, state: AlertState): void {
 }
 
 function startEpisode(s: Stepping): void {
-  s.a.pending_since = s.now;
-  s.a.firing_since = null;
-  s.a.resolved_at = null;
-  s.a.peak = null;
-  s.clearedAt = null;
+  s.alert.pending_since = s.now;
+  s.alert.firing_since = null;
+  s.alert.resolved_at = null;
+  s.alert.peak = null;
+  s.cleared_at = null;
 }
 
 function fire(s: Stepping): void {
-  s.a.firing_since = s.now;
-  s.clearedAt = null;
+  s.alert.firing_since = s.now;
+  s.cleared_at = null;
   moveTo(s, 'firing');
 }
 
 function resolve(s: Stepping): void {
-  s.a.resolved_at = s.now;
-  s.clearedAt = null;
+  s.alert.resolved_at = s.now;
+  s.cleared_at = null;
   moveTo(s, 'resolved');
 }
 
 function cancel(s: Stepping): void {
-  s.clearedAt = null;
+  s.cleared_at = null;
   moveTo(s, 'inactive');
 }
 
 /** Timers that move without a reading: `for`, keep_firing_for. */
 function timers(s: Stepping): void {
-  const { a, now, settings } = s;
+  const { alert: a, now, settings } = s;
   if (a.state === 'pending' && a.absent_polls === 0 && a.pending_since !== null && now - a.pending_since >= settings.for) fire(s);
-  else if (a.state === 'firing' && s.clearedAt !== null && now - s.clearedAt >= settings.keep_firing_for) resolve(s);
+  else if (a.state === 'firing' && s.cleared_at !== null && now - s.cleared_at >= settings.keep_firing_for) resolve(s);
 }
