@@ -114,3 +114,30 @@ it('a poll rolled back after it changed alerts in place, or whose in-place write
   expect(row()).toMatchObject({ state: 'firing', value: 0.96, previous_value: 0.95, peak: 0.96, last_eval_at: T0 + 3 * MIN });
   store.close();
 });
+
+it('an alert judged in place again at the same instant is written only when a column moved, as the step’s save would', () => {
+  const store = tempStore(dirs);
+  const engine = engineFor(store, [util]);
+  const poll = (i: number, utilization: number) => outcome('markets', 'metrics', [market('m1', T0 + i * MIN, { utilization })], T0 + i * MIN);
+  const row = () => engine.repo.getTracked(fingerprint('util', 'm1'));
+  drive(store, engine, poll(0, 0.95));
+  drive(store, engine, poll(1, 0.97));
+  // The same poll again, at the same clock time: the previous value moves (0.95 → 0.97), so the row is written.
+  let writes = engine.repo.writes();
+  drive(store, engine, poll(1, 0.97));
+  expect(engine.repo.writes()).toBe(writes + 1);
+  expect(row()!.alert).toMatchObject({ value: 0.97, previous_value: 0.97, last_eval_at: T0 + MIN });
+  // And once more: now nothing moves, and nothing is written (nor a revision bumped).
+  const before = row();
+  writes = engine.repo.writes();
+  const revision = engine.repo.revision();
+  drive(store, engine, poll(1, 0.97));
+  expect(engine.repo.writes()).toBe(writes);
+  expect(engine.repo.revision()).toBe(revision);
+  expect(row()).toEqual(before);
+  // Another value at that instant is written.
+  drive(store, engine, poll(1, 0.98));
+  expect(engine.repo.writes()).toBe(writes + 1);
+  expect(row()!.alert).toMatchObject({ state: 'pending', value: 0.98, previous_value: 0.97, peak: 0.98, last_eval_at: T0 + MIN });
+  store.close();
+});

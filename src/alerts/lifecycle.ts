@@ -148,7 +148,7 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
     return { next: prev ?? { alert: newAlert(input.identity, now), cleared_at: null }, events: [] };
   }
   const a = prev ? { ...prev.alert } : newAlert(input.identity, now);
-  const s: Stepping = { a, clearedAt: prev?.cleared_at ?? null, events: [], now, settings };
+  const s: Stepping = { alert: a, cleared_at: prev?.cleared_at ?? null, events: [], now, settings };
   let dataError: string | undefined;
 
   switch (signal.type) {
@@ -165,30 +165,28 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
         a.last_eval_at = now;
         break; // a dormant alert judged fine again: nothing to record
       }
-      takeReading(a, v, signal.data_at, signal.block, now);
       a.kind = input.identity.kind;
       a.severity = input.identity.severity;
       if (signal.describe) {
+        // It reads only the current labels and annotations: the moving columns may move before or after.
         const d = signal.describe(a);
         a.labels = d.labels;
         a.annotations = d.annotations;
       }
       if (v.status === 'breach') {
-        s.clearedAt = null;
+        if (!wasActive) startEpisode(s);
+        takeBreach(s, v, signal.data_at, signal.block, now);
         if (!wasActive) {
-          startEpisode(s);
-          a.peak = a.value;
           if (settings.for <= 0) fire(s);
           else moveTo(s, 'pending');
-        } else {
-          a.peak = morePeak(a.peak, a.value, a.threshold);
-          if (a.state === 'pending' && a.pending_since !== null && now - a.pending_since >= settings.for) fire(s);
-        }
-      } else if (a.state === 'pending') {
-        cancel(s);
+        } else if (a.state === 'pending' && a.pending_since !== null && now - a.pending_since >= settings.for) fire(s);
       } else {
-        s.clearedAt ??= now;
-        if (now - s.clearedAt >= settings.keep_firing_for) resolve(s);
+        takeReading(a, v, signal.data_at, signal.block, now);
+        if (a.state === 'pending') cancel(s);
+        else {
+          s.cleared_at ??= now;
+          if (now - s.cleared_at >= settings.keep_firing_for) resolve(s);
+        }
       }
       break;
     }
@@ -214,7 +212,7 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
         // (pending or inactive again included: cancelling it would drop it from its group without a word).
         if (a.state !== 'resolved') a.resolved_at = now;
         a.state = 'resolved';
-        s.clearedAt = null;
+        s.cleared_at = null;
         emit(s, 'resolved');
       }
       break;
@@ -229,7 +227,7 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
       emit(s, 'settled');
     }
   }
-  const next = { alert: a, cleared_at: s.clearedAt };
+  const next = { alert: a, cleared_at: s.cleared_at };
   return dataError !== undefined ? { next, events: s.events, dataError } : { next, events: s.events };
 }
 
@@ -241,6 +239,18 @@ function takeReading(a: Alert, v: Extract<Verdict, { status: 'breach' | 'ok' }>,
   a.threshold = finite(v.threshold);
   a.data_at = dataAt ?? a.data_at;
   a.block = block ?? a.block;
+}
+
+/**
+ * The columns a breach verdict moves, {@link step}'s and {@link breachInPlace}'s alike: those of a judged reading, the
+ * absent polls (none), the episode's peak (after {@link startEpisode}, the value itself) and `cleared_at` (none).
+ */
+function takeBreach(t: TrackedAlert, v: Extract<Verdict, { status: 'breach' | 'ok' }>, dataAt: number | null | undefined, block: number | null | undefined, now: number): void {
+  const a = t.alert;
+  takeReading(a, v, dataAt, block, now);
+  a.absent_polls = 0;
+  a.peak = morePeak(a.peak, a.value, a.threshold);
+  t.cleared_at = null;
 }
 
 /**
@@ -260,7 +270,7 @@ export function breachKeepsStanding(t: TrackedAlert, now: number, settings: Life
  * A breach verdict applied to `t` itself, as {@link step} applies it where {@link breachKeepsStanding} holds (the
  * caller checked, and that the labels are the alert's own): the moving columns and the annotations given. Changes
  * `t` in place: for the engine's own copy of its rows only (src/alerts/tracked-rows.ts). Returns whether any column
- * took a new value.
+ * took a new value (else the row need not be written, as {@link sameReading} spares the repository's save).
  */
 export function breachInPlace(
   t: TrackedAlert,
@@ -271,46 +281,65 @@ export function breachInPlace(
   annotations: Record<string, string>,
 ): boolean {
   const a = t.alert;
-  // What the moving columns held (locals, no copy), to tell whether any moved: as the repository compares them.
-  const { value, threshold, previous_value, peak, data_at, block: blockWas, last_eval_at, absent_polls } = a;
-  const clearedAt = t.cleared_at;
-  takeReading(a, v, dataAt, block, now);
-  a.absent_polls = 0;
-  a.peak = morePeak(a.peak, a.value, a.threshold);
-  t.cleared_at = null;
-  const changed =
-    annotations !== a.annotations ||
-    value !== a.value ||
-    threshold !== a.threshold ||
-    previous_value !== a.previous_value ||
-    peak !== a.peak ||
-    data_at !== a.data_at ||
-    blockWas !== a.block ||
-    last_eval_at !== a.last_eval_at ||
-    absent_polls !== a.absent_polls ||
-    clearedAt !== t.cleared_at;
+  // The evaluation time moves to `now`: only an alert judged at this instant already (a second reading of its entity
+  // in one poll, a second poll at the same clock time) can come out unchanged, so only then is a copy kept to compare.
+  const was = a.last_eval_at === now ? { alert: { ...a }, cleared_at: t.cleared_at } : undefined;
+  takeBreach(t, v, dataAt, block, now);
   a.annotations = annotations;
-  return changed;
+  return was === undefined || !sameReading(was, t);
 }
 
 /**
- * What one {@link step} works on: the next alert (its own copy), the next `cleared_at`, the events so far. The moves
- * below are plain functions of it, not closures made anew by each step (thousands a poll in an incident).
+ * Whether the columns a judged reading moves are equal (value, threshold, previous value, peak, data time, block,
+ * evaluation time, absent polls, annotations, cleared_at), as stored: a non-finite number is stored as NULL.
+ * `last_notified_at` is not compared: the dispatcher moves it, and neither write may take it back.
  */
-interface Stepping {
-  a: Alert;
-  clearedAt: number | null;
+export function sameReading(a: TrackedAlert, b: TrackedAlert): boolean {
+  const x = a.alert;
+  const y = b.alert;
+  return (
+    a.cleared_at === b.cleared_at &&
+    finite(x.value) === finite(y.value) &&
+    finite(x.threshold) === finite(y.threshold) &&
+    finite(x.previous_value) === finite(y.previous_value) &&
+    finite(x.peak) === finite(y.peak) &&
+    x.data_at === y.data_at &&
+    x.block === y.block &&
+    x.last_eval_at === y.last_eval_at &&
+    x.absent_polls === y.absent_polls &&
+    sameRecord(x.annotations, y.annotations)
+  );
+}
+
+/** Whether two maps of texts (labels, annotations) hold the same keys and texts. */
+export function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  if (a === b) return true;
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k]) return false;
+    n++;
+  }
+  for (const _ in b) n--;
+  return n === 0;
+}
+
+/**
+ * What one {@link step} works on: the next alert (its own copy) and `cleared_at` (a {@link TrackedAlert}, so the
+ * moves a step shares with {@link breachInPlace} take either), the events so far. The moves below are plain functions
+ * of it, not closures made anew by each step (thousands a poll in an incident).
+ */
+interface Stepping extends TrackedAlert {
   events: AlertEvent[];
   now: number;
   settings: LifecycleSettings;
 }
 
 function emit(s: Stepping, type: AlertEvent['type']): void {
-  s.events.push({ type, at: s.now, alert: cloneAlert(s.a) });
+  s.events.push({ type, at: s.now, alert: cloneAlert(s.alert) });
 }
 
 function moveTo(s: Stepping, state: AlertState): void {
-  const a = s.a;
+  const a = s.alert;
   a.state = state;
   if (state === 'pending') {
     if (!a.flapping) emit(s, 'pending');
@@ -332,33 +361,33 @@ function moveTo(s: Stepping, state: AlertState): void {
 }
 
 function startEpisode(s: Stepping): void {
-  s.a.pending_since = s.now;
-  s.a.firing_since = null;
-  s.a.resolved_at = null;
-  s.a.peak = null;
-  s.clearedAt = null;
+  s.alert.pending_since = s.now;
+  s.alert.firing_since = null;
+  s.alert.resolved_at = null;
+  s.alert.peak = null;
+  s.cleared_at = null;
 }
 
 function fire(s: Stepping): void {
-  s.a.firing_since = s.now;
-  s.clearedAt = null;
+  s.alert.firing_since = s.now;
+  s.cleared_at = null;
   moveTo(s, 'firing');
 }
 
 function resolve(s: Stepping): void {
-  s.a.resolved_at = s.now;
-  s.clearedAt = null;
+  s.alert.resolved_at = s.now;
+  s.cleared_at = null;
   moveTo(s, 'resolved');
 }
 
 function cancel(s: Stepping): void {
-  s.clearedAt = null;
+  s.cleared_at = null;
   moveTo(s, 'inactive');
 }
 
 /** Timers that move without a reading: `for`, keep_firing_for. */
 function timers(s: Stepping): void {
-  const { a, now, settings } = s;
+  const { alert: a, now, settings } = s;
   if (a.state === 'pending' && a.absent_polls === 0 && a.pending_since !== null && now - a.pending_since >= settings.for) fire(s);
-  else if (a.state === 'firing' && s.clearedAt !== null && now - s.clearedAt >= settings.keep_firing_for) resolve(s);
+  else if (a.state === 'firing' && s.cleared_at !== null && now - s.cleared_at >= settings.keep_firing_for) resolve(s);
 }

@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Alert, AlertEvent, AlertState, Severity } from '../model.js';
-import { finite, type TrackedAlert } from './lifecycle.js';
+import { finite, sameReading, sameRecord, type TrackedAlert } from './lifecycle.js';
 
 /** Filter of {@link AlertRepo.list}. */
 export interface AlertFilter {
@@ -148,17 +148,6 @@ function toTracked(r: AlertRow): TrackedAlert {
   };
 }
 
-function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  if (a === b) return true;
-  let n = 0;
-  for (const k in a) {
-    if (a[k] !== b[k]) return false;
-    n++;
-  }
-  for (const _ in b) n--;
-  return n === 0;
-}
-
 function sameList(a: readonly number[], b: readonly number[]): boolean {
   return a === b || (a.length === b.length && a.every((v, i) => v === b[i]));
 }
@@ -182,24 +171,6 @@ function sameStanding(a: Alert, b: Alert): boolean {
     a.resolved_at === b.resolved_at &&
     sameList(a.changes, b.changes) &&
     sameRecord(a.labels, b.labels)
-  );
-}
-
-/** Whether the moving columns are equal too (as stored: a non-finite number is stored as NULL). */
-function sameReading(a: TrackedAlert, b: TrackedAlert): boolean {
-  const x = a.alert;
-  const y = b.alert;
-  return (
-    a.cleared_at === b.cleared_at &&
-    finite(x.value) === finite(y.value) &&
-    finite(x.threshold) === finite(y.threshold) &&
-    finite(x.previous_value) === finite(y.previous_value) &&
-    finite(x.peak) === finite(y.peak) &&
-    x.data_at === y.data_at &&
-    x.block === y.block &&
-    x.last_eval_at === y.last_eval_at &&
-    x.absent_polls === y.absent_polls &&
-    sameRecord(x.annotations, y.annotations)
   );
 }
 

@@ -64,6 +64,11 @@ export function notMine(expected: string, reading: { kind: string }): Verdict {
   return { status: 'wait', reason: `not ${aReading(expected)} (got ${reading.kind})` };
 }
 
+/** A `data_error` verdict for a field the rule judges that the reading lacks (absent or null) or holds as something not a number. */
+export function notANumber(field: string, raw: unknown): Verdict {
+  return { status: 'data_error', reason: raw === null || raw === undefined ? `${field} missing` : `${field} not a number: ${String(raw)}` };
+}
+
 /** A number ≥ 0, with a message that says so. */
 export const nonNegative = z.number().min(0, { error: 'must be 0 or more' });
 /** A number > 0, with a message that says so. */

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { positiveDuration } from '../../config/duration.js';
 import { num } from '../coerce.js';
-import { defineKind, notMine, positive, type RuleProblem } from '../define.js';
+import { defineKind, notANumber, notMine, positive, type RuleProblem } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
 
 // Float noise: 0.03 − 0.01 is 0.01999…; a change meant to equal min_change must count as reaching it.
@@ -47,7 +47,7 @@ export const apyJump = defineKind({
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields[rule.field];
     const cur = num(raw);
-    if (cur === null) return { status: 'data_error', reason: raw === null || raw === undefined ? `${rule.field} missing` : `${rule.field} not a number: ${String(raw)}` };
+    if (cur === null) return notANumber(rule.field, raw);
     const old = history.at('market', reading.entity, now - rule.window);
     if (!old) return { status: 'wait', reason: `no reading ${rule.window / 1000}s old yet` };
     const prev = num(old.fields[rule.field]);

@@ -6,7 +6,7 @@
  */
 import { duration, positiveDuration } from '../../config/duration.js';
 import { num } from '../coerce.js';
-import { defineKind, nonNegative, notMine, type RuleOf, type RuleProblem } from '../define.js';
+import { defineKind, nonNegative, notANumber, notMine, type RuleOf, type RuleProblem } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
 
 /** Default heartbeat margin (fraction) and grace (ms) when `heartbeat` is given. */
@@ -53,7 +53,7 @@ export const oracleLag = defineKind({
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields.oracle_last_update;
     const ts = num(raw);
-    if (ts === null) return { status: 'data_error', reason: raw === null || raw === undefined ? 'oracle_last_update missing' : `oracle_last_update not a number: ${String(raw)}` };
+    if (ts === null) return notANumber('oracle_last_update', raw);
     if (ts < MS_EPOCH_FLOOR) return { status: 'data_error', reason: `oracle_last_update ${ts} is not a millisecond timestamp` };
     if (ts > now + FUTURE_TOLERANCE) return { status: 'data_error', reason: `oracle_last_update ${new Date(ts).toISOString()} is in the future` };
     const lag = Math.max(0, now - ts) / 1000;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Reading } from '../../model.js';
 import { benchmark, historyOf, HOUR, judge, market, rule } from '../../../test/rules-helpers.js';
+import { explained, type HistoryView } from '../rule-kind.js';
 import { incompleteSince, staleBenchmark } from './stale-benchmark.js';
 
 const DAY0 = Date.UTC(2025, 0, 14);
@@ -127,5 +128,25 @@ describe('stale_benchmark', () => {
     const current = seen(30);
     const v = judge(staleBenchmark, r, current, { now: at(30), history: historyOf([seen(-1, PREV, true), seen(27), seen(28)]) });
     expect(v.status === 'ok' && v.context?.incomplete_for).toBe(3 * 3600);
+  });
+
+  it('explaining a verdict it just gave queries the history once: the day evaluate judged is what explain shows', () => {
+    const h = historyOf([seen(25, PREV, true), seen(26), seen(29)]);
+    let ranges = 0;
+    const counted: HistoryView = { at: h.at, range: (...a) => (ranges++, h.range(...a)) };
+    const input = { rule: r, reading: seen(33), now: at(33), history: counted, active: true };
+    const v = staleBenchmark.evaluate(input as never);
+    expect(ranges).toBe(1);
+    const context = { age: 33 * 3600, incomplete_for: 7 * 3600, day: DAY0, max_age: 36 * 3600, reason: 'incomplete' };
+    expect(explained(staleBenchmark, input as never, v)).toEqual({ status: 'breach', value: 7 * 3600, threshold: 6 * 3600, context });
+    expect(ranges).toBe(1);
+    // Any other verdict (here an equal copy) is judged afresh, and explained alike.
+    const copy = { ...v, context: undefined };
+    expect(explained(staleBenchmark, input as never, copy)).toEqual({ status: 'breach', value: 7 * 3600, threshold: 6 * 3600, context });
+    expect(ranges).toBe(2);
+    // A verdict given since for another reading does not change what an earlier one is explained with.
+    const w = staleBenchmark.evaluate({ ...input, reading: benchmark({ day: DAY0, isComplete: true }, at(40)), now: at(40) } as never);
+    expect(w.status).toBe('breach');
+    expect(staleBenchmark.explain!(input as never, { ...v, context: undefined } as never)).toEqual(context);
   });
 });

@@ -68,12 +68,28 @@ function judgeDay({ rule, reading, now, history }: EvalInput<StaleRule>): Judged
     incomplete = Math.max(0, now - since) / 1000;
   }
   const maxAge = rule.max_age / 1000;
-  const judged = { value: age, threshold: maxAge, age, incomplete_for: incomplete, day, max_age: maxAge };
-  if (isStale === true) return { ...judged, reason: 'stale' };
-  if (age > maxAge) return { ...judged, reason: 'too_old' };
-  if (incomplete !== null && incomplete > rule.incomplete_for / 1000) return { ...judged, value: incomplete, threshold: rule.incomplete_for / 1000, reason: 'incomplete' };
-  return { ...judged, reason: null };
+  // One object a reading: the verdict's value and threshold are the age's unless the incomplete run is the breach.
+  let reason: JudgedDay['reason'] = null;
+  let value = age;
+  let threshold = maxAge;
+  if (isStale === true) reason = 'stale';
+  else if (age > maxAge) reason = 'too_old';
+  else if (incomplete !== null && incomplete > rule.incomplete_for / 1000) {
+    reason = 'incomplete';
+    value = incomplete;
+    threshold = rule.incomplete_for / 1000;
+  }
+  return { value, threshold, age, incomplete_for: incomplete, day, max_age: maxAge, reason };
 }
+
+/**
+ * The verdict evaluate returned last, and the day it judged. Explain is asked right after evaluate for the same
+ * verdict (the engine describing an alert, `evaluateExplained`); it takes the day from here instead of judging
+ * it again, which queried the entity's history a second time. Keyed by the verdict object itself (a new one each
+ * evaluate): any other verdict is judged afresh. Two references kept, nothing allocated per reading.
+ */
+let lastVerdict: Verdict | undefined;
+let lastDay: JudgedDay | undefined;
 
 /** The `stale_benchmark` rule kind. */
 export const staleBenchmark = defineKind({
@@ -86,10 +102,14 @@ export const staleBenchmark = defineKind({
   params,
   evaluate(input) {
     const j = judgeDay(input);
-    return 'status' in j ? j : { status: j.reason === null ? 'ok' : 'breach', value: j.value, threshold: j.threshold };
+    if ('status' in j) return j;
+    const v: Verdict = { status: j.reason === null ? 'ok' : 'breach', value: j.value, threshold: j.threshold };
+    lastVerdict = v;
+    lastDay = j;
+    return v;
   },
-  explain(input) {
-    const j = judgeDay(input);
+  explain(input, v) {
+    const j = v === lastVerdict ? lastDay! : judgeDay(input);
     return 'status' in j ? {} : { age: j.age, incomplete_for: j.incomplete_for, day: j.day, max_age: j.max_age, reason: j.reason };
   },
 });

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { num, getPath } from '../coerce.js';
-import { defineKind, type RuleProblem } from '../define.js';
+import { defineKind, notANumber, notMine, type RuleProblem } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
 import { aReading, didYouMean, fieldType, knownFields } from '../fields.js';
 import { operatorIds, operators } from '../operators.js';
@@ -38,10 +38,10 @@ export const threshold = defineKind({
     return out;
   },
   evaluate({ rule, reading, lean }) {
-    if (reading.kind !== rule.reading) return { status: 'wait', reason: `not ${aReading(rule.reading)} (got ${reading.kind})` };
+    if (reading.kind !== rule.reading) return notMine(rule.reading, reading);
     const raw = getPath(reading.fields, rule.field);
     const v = num(raw);
-    if (v === null) return { status: 'data_error', reason: raw === null || raw === undefined ? `${rule.field} missing` : `${rule.field} not a number: ${String(raw)}` };
+    if (v === null) return notANumber(rule.field, raw);
     const breach = operators[rule.op].test(v, rule.value);
     if (!breach && lean) return LEAN_OK;
     return { status: breach ? 'breach' : 'ok', value: v, threshold: rule.value };

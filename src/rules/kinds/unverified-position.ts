@@ -4,7 +4,7 @@
  * without a value cannot be judged against the minimum: a data error.
  */
 import { bool, num } from '../coerce.js';
-import { defineKind, nonNegative, notMine } from '../define.js';
+import { defineKind, nonNegative, notANumber, notMine } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
 
 /** The `unverified_position` rule kind. */
@@ -21,7 +21,7 @@ export const unverifiedPosition = defineKind({
     const rawValue = reading.fields.value_usd;
     const value = num(rawValue);
     if (verified !== false) return lean ? LEAN_OK : { status: 'ok', value, threshold: rule.min_value_usd };
-    if (value === null) return { status: 'data_error', reason: rawValue === null || rawValue === undefined ? 'value_usd missing' : `value_usd not a number: ${String(rawValue)}` };
+    if (value === null) return notANumber('value_usd', rawValue);
     if (value < rule.min_value_usd && lean) return LEAN_OK;
     return { status: value >= rule.min_value_usd ? 'breach' : 'ok', value, threshold: rule.min_value_usd };
   },

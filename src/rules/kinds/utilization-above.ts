@@ -5,7 +5,7 @@
  */
 
 import { num } from '../coerce.js';
-import { defineKind, fraction, notMine } from '../define.js';
+import { defineKind, fraction, notANumber, notMine } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
 
 /** Tolerance above 1 for rounding in the service's utilization before it is a data error. */
@@ -30,7 +30,7 @@ export const utilizationAbove = defineKind({
     if (reading.kind !== 'market') return notMine('market', reading);
     const raw = reading.fields.utilization;
     const u = num(raw);
-    if (u === null) return { status: 'data_error', reason: raw === null || raw === undefined ? 'utilization missing' : `utilization not a number: ${String(raw)}` };
+    if (u === null) return notANumber('utilization', raw);
     if (u > UTILIZATION_MAX || u < 0) return { status: 'data_error', reason: `utilization ${u} outside [0, 1]`, value: u };
     const clear = rule.clear_below;
     const breach = u > rule.threshold || (active && clear !== undefined && u >= clear);
