@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HistoryMemo } from '../src/alerts/history-memo.js';
 import type { Reading } from '../src/model.js';
-import { createHistoryChanges, type HistoryChanges } from '../src/store/history-changes.js';
+import type { HistoryChanges } from '../src/store/history-changes.js';
 import type { Store } from '../src/store/index.js';
 import { engineFor, HOUR, MIN, T0, market, outcome, rule, tempDirs, tempStore } from './alerts-helpers.js';
 
@@ -23,7 +23,7 @@ const ENTITIES = ['m1', 'm2', 'm3'];
 
 function setup(): { store: Store; memo: HistoryMemo } {
   const store = tempStore(dirs);
-  return { store, memo: new HistoryMemo(store.readings, createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e))) };
+  return { store, memo: new HistoryMemo(store.readings, store.readings.historyChanges()) };
 }
 
 /** Every stored `at` of the entities, one ms either side, and times before and after all of them. */
@@ -152,7 +152,7 @@ describe('the engine keeps its look-back memo in step with the store', () => {
  * (`historyAt`), `sinceRows` how many changed rows it read to decide which answers a change ends.
  */
 function counted(store: Store): { memo: HistoryMemo; reads: { at: number; sinceRows: number } } {
-  const changes = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+  const changes = store.readings.historyChanges();
   const reads = { at: 0, sinceRows: 0 };
   const readings = {
     historyAt: (...a: Parameters<Store['readings']['historyAt']>) => (reads.at++, store.readings.historyAt(...a)),

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Reading } from '../src/model.js';
 import { chunkStart, CHUNK_MS } from '../src/store/chunk-form.js';
-import { createHistoryChanges, type HistoryRowKey } from '../src/store/history-changes.js';
+import type { HistoryChanges, HistoryRowKey } from '../src/store/history-changes.js';
 import type { Store } from '../src/store/index.js';
 import { decodeRawChunk, encodeRawChunk, openRawChunk, type RawEntry } from '../src/store/raw-chunks.js';
 import { createRawStore, type RawRow } from '../src/store/raw-store.js';
@@ -91,7 +91,7 @@ const GRID = Array.from({ length: 60 }, (_, i) => H - 50 * MIN + i * (4 * MIN + 
 
 /** Everything a reader of history can ask, as plain data. */
 function answers(store: Store, marker: HistoryRowKey | undefined) {
-  const changes = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+  const changes = store.readings.historyChanges();
   const r = store.readings;
   return {
     at: KEYS.flatMap(([k, e]) => GRID.flatMap((t) => [r.historyAt(k, e, t), r.historyAt(k, e, t, H + 80 * MIN), r.historyAt(k, e, t, t - 1_000)])),
@@ -122,7 +122,7 @@ describe('history sealed in hourly chunks', () => {
 
   it('answers every read as the same history kept row by row', () => {
     for (const s of [plain, sealed]) pollsBetween(s, H + 30_000, H + 2 * HOUR + 20 * MIN);
-    marker = createHistoryChanges(plain.db, (k, e) => plain.readings.entityId(k, e)).last();
+    marker = plain.readings.historyChanges().last();
     // An hour is sealed once it is over by 10 minutes: at 10:05 the first, at 10:10 the second; the third goes on in the head.
     const first = sealed.readings.sealHistory(H + 2 * HOUR + 5 * MIN);
     expect(new Set(chunks().map((c) => chunkStart(c.first)))).toEqual(new Set([H]));
@@ -207,7 +207,7 @@ describe('rows of one storage time in two chunks of an entity', () => {
     // m2 missing from the next poll: a vanished marker is the newest row.
     store.readings.savePoll('markets', [market('m1', H + 5_000, { utilization: 0.5 })], H + 20_000);
     store.readings.sealHistory(Number.MAX_SAFE_INTEGER);
-    const changes = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+    const changes = store.readings.historyChanges();
     expect(changes.last()).toMatchObject({ seen_at: H + 10_000, entity: store.readings.entityId('market', 'm2') });
     store.close();
     // A clock stepped back: the save is still stored after every row before it.
@@ -229,7 +229,7 @@ describe('the newest row while a seal bounded by its row limit is part done', ()
     store.readings.sealHistory(H + 2 * HOUR, { batchSize: 1, maxRows: 1 });
     const head = store.db.prepare(`SELECT seen_at FROM reading_history`).all() as Array<{ seen_at: number }>;
     expect(head.map((r) => r.seen_at - H)).toEqual([4_000]);
-    const changes = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+    const changes = store.readings.historyChanges();
     expect(changes.last()).toEqual({ seen_at: H + 6_000, entity: store.readings.entityId('market', 'm1'), at: H + 5_000, poll: expect.any(Number) });
     store.close();
   });
@@ -270,12 +270,12 @@ describe('rows added since a marker, asked once per reading kind', () => {
   /** Two polls of an hour, the marker after the first; the hour is over (sealable) by the end of the next. */
   const fill = (store: Store) => {
     store.readings.savePoll('markets', [market('m1', H + 1_000, { utilization: 0.5 })], H + 2_000);
-    const marker = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e)).last()!;
+    const marker = store.readings.historyChanges().last()!;
     store.readings.savePoll('markets', [market('m1', H + 3_000, { utilization: 0.6 }), market('m2', H + 3_000, { utilization: 0.7 })], H + 4_000);
     store.readings.savePoll('positions', [{ kind: 'position', entity: 'p1', at: H + 3_500, labels: {}, fields: { value_usd: 10 } }], H + 4_000);
     return marker;
   };
-  const ask = (store: Store, changes: ReturnType<typeof createHistoryChanges>, marker: HistoryRowKey) => ({
+  const ask = (store: Store, changes: HistoryChanges, marker: HistoryRowKey) => ({
     market: changes.since(marker, 'market', Number.MAX_SAFE_INTEGER).map((r) => `${r.entity}@${r.at - H}`),
     position: changes.since(marker, 'position', Number.MAX_SAFE_INTEGER).map((r) => `${r.entity}@${r.at - H}`),
   });
@@ -285,7 +285,7 @@ describe('rows added since a marker, asked once per reading kind', () => {
     const path = join(dirs.make(), 'since.db');
     const store = openStore(path);
     const marker = fill(store);
-    const changes = createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
+    const changes = store.readings.historyChanges();
     expect(ask(store, changes, marker)).toEqual(want);
     // Sealed by this connection: the same rows, now from chunks.
     store.readings.sealHistory(H + 2 * HOUR);
@@ -298,7 +298,7 @@ describe('rows added since a marker, asked once per reading kind', () => {
     const path2 = join(dirs.make(), 'since-other.db');
     const reader = openStore(path2);
     const marker2 = fill(reader);
-    const changes2 = createHistoryChanges(reader.db, (k, e) => reader.readings.entityId(k, e));
+    const changes2 = reader.readings.historyChanges();
     expect(ask(reader, changes2, marker2)).toEqual(want);
     const writer = openStore(path2);
     writer.readings.sealHistory(H + 2 * HOUR);

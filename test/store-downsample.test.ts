@@ -10,7 +10,6 @@ import type { Reading } from '../src/model.js';
 import { bucketOf, BUCKET_MS, mergeBuckets, readBucketTail, writeBucketValues, type BucketInput } from '../src/store/buckets.js';
 import { isPacked, packReading, Reader, unpackFields, Writer, type Shape } from '../src/store/codec.js';
 import type { Store } from '../src/store/index.js';
-import { createHistoryChanges } from '../src/store/history-changes.js';
 import { defaults, HOUR, market, MIN, rule, tempDirs, tempStore } from './alerts-helpers.js';
 
 const DAY = 86_400_000;
@@ -247,8 +246,7 @@ describe('buckets sealed in hourly chunks, a bucket folded in two parts', () => 
     expect(all(stepped, 2)).toEqual(want);
     expect([...stepped.readings.iterateBuckets(H + 20 * MIN, H + HOUR + 4 * MIN, { kinds: ['position'] })].map((r) => (r.bucket!.start - H) / MIN)).toEqual([20, 25, 30, 35, 40, 45, 50, 55, 60]);
     expect([...stepped.readings.iterateBuckets(H + 20 * MIN + 1, H + HOUR - 1)].map((r) => r.bucket!.start)).toEqual(want.filter((r) => r.bucket!.start > H + 20 * MIN && r.bucket!.start < H + HOUR).map((r) => r.bucket!.start));
-    const changes = (store: Store) => createHistoryChanges(store.db, (k, e) => store.readings.entityId(k, e));
-    const [a, b] = [changes(stepped), changes(once)];
+    const [a, b] = [stepped.readings.historyChanges(), once.readings.historyChanges()];
     // What a point read must say, from the buckets as listed (another path through the chunks).
     const plain = (r: (typeof want)[number]) => {
       const { poll: _poll, seen_at: _seen, ...rest } = r;

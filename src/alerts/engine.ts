@@ -16,7 +16,6 @@ import { ruleKinds } from '../rules/registry.js';
 import { explained, judgedReading, type EvalInput, type HistoryView, type RuleKind, type Verdict } from '../rules/rule-kind.js';
 import type { RuleBase } from '../rules/schema.js';
 import { selectTest, type Select } from '../rules/select.js';
-import { createHistoryChanges } from '../store/history-changes.js';
 import type { Store } from '../store/index.js';
 import { breachInPlace, breachKeepsStanding, cloneAlert, fingerprint, isActive, newAlert, step, type AlertDescription, type AlertIdentity, type LifecycleSettings, type Signal, type StepResult, type TrackedAlert } from './lifecycle.js';
 import { createAlertRepo, type AlertRepo } from './repo.js';
@@ -276,7 +275,7 @@ export class AlertEngine {
 
   private buildSources(opts: EngineOptions): EngineSources {
     const { readings, polls } = opts.store;
-    this.memo = opts.sources?.history || !readings ? undefined : (this.memo ?? new HistoryMemo(readings, createHistoryChanges(opts.store.db, (k, e) => readings.entityId(k, e))));
+    this.memo = opts.sources?.history || !readings ? undefined : (this.memo ?? new HistoryMemo(readings, readings.historyChanges()));
     const missing = (what: string) => () => {
       throw new Error(`AlertEngine: no ${what}: pass a full store or sources.${what}`);
     };

@@ -56,7 +56,7 @@ function partTimes(chunks: Iterable<OpenChunk>, staged: Iterable<{ start: number
 }
 
 /** The smallest `at` > t of a bucket of `entity` that starts after t − 5 minutes (merged parts), or undefined. Needs no shapes. */
-export function createBucketNextAt(db: Database.Database): (entity: number, t: number) => number | undefined {
+function createBucketNextAt(db: Database.Database): (entity: number, t: number) => number | undefined {
   const chunks = db.prepare<[number, number, number], { start: number; data: Buffer }>(
     `SELECT start, data FROM reading_bucket_chunks WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY start, id`,
   );
@@ -296,6 +296,8 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
   return {
     partsOf,
     atOrBefore,
+    /** The smallest `at` > t of a bucket of an entity that starts after t − 5 minutes (merged parts), or undefined. */
+    nextAt: createBucketNextAt(db),
     iterate,
     fold,
     seal,

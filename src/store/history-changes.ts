@@ -11,8 +11,8 @@
  */
 import type Database from 'better-sqlite3';
 import type { ReadingKind } from '../model.js';
-import { createBucketNextAt } from './bucket-store.js';
-import { createRawStore, keyBefore } from './raw-store.js';
+import type { BucketStore } from './bucket-store.js';
+import { keyBefore, type RawStore } from './raw-store.js';
 import type { EntityKey } from './readings.js';
 
 /** A history row by its key (storage time, entity id, time, poll id), not its content. */
@@ -37,15 +37,24 @@ export interface HistoryChanges {
   nextAt(kind: ReadingKind, entity: string, t: number): number | undefined;
 }
 
-/** Prepares the statements of {@link HistoryChanges}; `entityId` is the readings repository's id lookup. */
-export function createHistoryChanges(db: Database.Database, entityId: (kind: ReadingKind, entity: string) => number | undefined): HistoryChanges {
-  const raw = createRawStore(db);
+/** The readings repository's parts {@link createHistoryChanges} asks: its raw store, its buckets' next time, its entity ids. */
+export interface HistoryParts {
+  raw: RawStore;
+  bucketNextAt: BucketStore['nextAt'];
+  entityId: (kind: ReadingKind, entity: string) => number | undefined;
+}
+
+/** Prepares the statements of {@link HistoryChanges} over the readings repository's parts (its historyChanges() builds it once). */
+export function createHistoryChanges(db: Database.Database, { raw, bucketNextAt, entityId }: HistoryParts): HistoryChanges {
   const since = db.prepare<[number, number, number, number, number], { seen_at: number; entity: number; at: number; poll: number; value: string }>(
     `SELECT h.seen_at, h.entity, h.at, h.poll, e.value FROM reading_history h JOIN history_entities e ON e.id = h.entity
      WHERE (h.seen_at, h.entity, h.at, h.poll) > (?, ?, ?, ?) AND h.at < ? AND h.shape != 0 ORDER BY h.seen_at, h.entity, h.at, h.poll`,
   );
-  const entityText = db.prepare<[number], { value: string }>(`SELECT value FROM history_entities WHERE id = ?`);
-  const nextBucket = createBucketNextAt(db);
+  // The texts of the entities of sealed rows, in one statement (their ids as a JSON array): not through the entity
+  // dictionary's cache, which would keep an object per entity (as the live path's reads do not).
+  const entityTexts = db.prepare<[string], { id: number; value: string }>(
+    `SELECT id, value FROM history_entities WHERE id IN (SELECT value FROM json_each(?))`,
+  );
   // What this connection and others have written: a row sealed since is found again only while neither moved.
   const written = db.prepare<[], { c: number; v: number }>(`SELECT total_changes() AS c, (SELECT data_version FROM pragma_data_version) AS v`);
   type Sealed = HistoryRowKey & { value: string };
@@ -58,7 +67,10 @@ export function createHistoryChanges(db: Database.Database, entityId: (kind: Rea
     const w = written.get()!;
     const m = sealedMemo;
     if (m && m.c === w.c && m.v === w.v && m.after.seen_at === after.seen_at && m.after.entity === after.entity && m.after.at === after.at && m.after.poll === after.poll) return m.rows;
-    const rows = raw.sealedSince(after, Number.MAX_SAFE_INTEGER).map((k) => ({ ...k, value: entityText.get(k.entity)!.value }));
+    const keys = raw.sealedSince(after, Number.MAX_SAFE_INTEGER);
+    const texts = new Map<number, string>();
+    if (keys.length > 0) for (const e of entityTexts.all(JSON.stringify([...new Set(keys.map((k) => k.entity))]))) texts.set(e.id, e.value);
+    const rows = keys.map((k) => ({ ...k, value: texts.get(k.entity)! }));
     sealedMemo = { after: { ...after }, c: w.c, v: w.v, rows };
     return rows;
   };
@@ -84,7 +96,7 @@ export function createHistoryChanges(db: Database.Database, entityId: (kind: Rea
     nextAt: (kind, entity, t) => {
       const id = entityId(kind, entity);
       if (id === undefined) return undefined;
-      const times = [raw.nextAt(id, t), nextBucket(id, t)].filter((x): x is number => typeof x === 'number');
+      const times = [raw.nextAt(id, t), bucketNextAt(id, t)].filter((x): x is number => typeof x === 'number');
       return times.length ? Math.min(...times) : undefined;
     },
   };

@@ -22,6 +22,7 @@ import type { Reading, ReadingKind } from '../model.js';
 import type { HistoryView } from '../rules/rule-kind.js';
 import { chunkStart } from './chunk-form.js';
 import { createBucketStore } from './bucket-store.js';
+import { createHistoryChanges, type HistoryChanges } from './history-changes.js';
 import { createRawStore, type RawRow } from './raw-store.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
 import { packReading, packValues, pickPlanOf, Reader, shapeText, unpackFields, unpackPlanned, writePacked, Writer, type FieldPick, type PackedLayout, type PickPlan, type Shape } from './codec.js';
@@ -155,6 +156,11 @@ export interface ReadingsRepo {
   iterateBuckets(from: number, to: number, opts?: { kinds?: readonly ReadingKind[]; pageSize?: number; fields?: FieldPick }): IterableIterator<HistoryReading>;
   /** The small integer history rows name the entity by, or undefined when none was ever stored. */
   entityId(kind: ReadingKind, entity: string): number | undefined;
+  /**
+   * How full-resolution history changed, for a cache of history answers (src/store/history-changes.ts), over this
+   * repository's own raw store and buckets; built on first use, the same one after.
+   */
+  historyChanges(): HistoryChanges;
   /** The earliest time full-resolution history covers: the oldest row's storage time, null when there is none. */
   rawSince(): number | null;
   /**
@@ -564,6 +570,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   function entityId(kind: ReadingKind, entity: string): number | undefined {
     return entities.find(entityKey(kind, entity));
   }
+  let changes: HistoryChanges | undefined;
 
   return {
     forget,
@@ -666,6 +673,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       })();
     },
     entityId,
+    historyChanges: () => (changes ??= createHistoryChanges(db, { raw, bucketNextAt: buckets.nextAt, entityId })),
     rawSince: raw.oldest,
     downsample: (before, opts = {}) => {
       const batch = Math.max(1, opts.batchSize ?? 5000);
