@@ -338,9 +338,8 @@ describe('prune', () => {
     poll(13_000, [market('m1', 13_000, 0.4), market('m2', 13_000, 0.5)]);
     store.readings.downsample(20_000);
     expect(store.readings.counts()).toMatchObject({ history: 0 });
-    // Its latest reading is now the newest bucket's last one, without the bucket's extremes.
-    expect(store.readings.latest('market', 'm1')).toMatchObject({ at: 13_000, fields: { utilization: 0.4 } });
-    expect(store.readings.latest('market', 'm1')).not.toHaveProperty('bucket');
+    // Its latest reading is now the newest bucket's last one, as it was saved: without the bucket's extremes.
+    expect(store.readings.latest('market', 'm1')).toEqual(market('m1', 13_000, 0.4));
     expect(store.readings.prune(Number.MAX_SAFE_INTEGER)).toBeGreaterThan(0);
     expect(store.readings.counts()).toMatchObject({ history: 0, buckets: 0 });
     expect(store.readings.latest('market', 'm1')).toMatchObject({ at: 13_000, fields: { utilization: 0.4 } });
@@ -353,6 +352,20 @@ describe('prune', () => {
     expect(store.readings.removeLatest('market', 'm2')).toBe(true);
     expect(store.readings.latest('market', 'm2')).toBeUndefined();
     expect(kept()).toBe(1);
+  });
+
+  it('takes as latest the newest of raw rows and buckets, by time: a raw row newer than a bucket, a bucket newer than a late raw row', () => {
+    store.readings.savePoll('markets', [market('m1', 1000, 0.1)], 1000);
+    store.readings.downsample(1500);
+    store.readings.savePoll('markets', [market('m1', 2000, 0.2)], 2000);
+    expect(store.readings.counts()).toMatchObject({ history: 1, buckets: 1 });
+    expect(store.readings.latest('market', 'm1')).toEqual(market('m1', 2000, 0.2));
+    store.readings.savePoll('markets', [market('m1', 4000, 0.4)], 4000);
+    store.readings.downsample(4500);
+    // Stored late, with an older time than the bucket's last reading.
+    store.readings.savePoll('markets', [market('m1', 3000, 0.3)], 5000);
+    expect(store.readings.counts()).toMatchObject({ history: 1, buckets: 1 });
+    expect(store.readings.latest('market', 'm1')).toEqual(market('m1', 4000, 0.4));
   });
 
   it('removes only history stored before the cutoff, in batches, and keeps latest', () => {

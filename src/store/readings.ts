@@ -237,6 +237,8 @@ function historyDictionaries(db: Database.Database) {
  */
 const VANISHED = 0;
 const EMPTY = Buffer.alloc(0);
+/** Whether a newest reading is a bucket (a stored row has packed values instead of fields). */
+const isBucket = (n: RawRow | Bucket): n is Bucket => 'fields' in n;
 /** Bytes as a Buffer to bind (a view, no copy): a chunk's row values are views of its body. */
 const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
@@ -380,41 +382,47 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   }
   const buckets = createBucketStore(db, shapeOf);
   /** Whether row `a` is newer than `b`: by time, then storage time. */
-  const newer = (a: RawRow, b: RawRow | undefined) => !b || a.at > b.at || (a.at === b.at && a.seen_at > b.seen_at);
+  const newer = (a: { at: number; seen_at: number }, b: { at: number; seen_at: number } | undefined) => !b || a.at > b.at || (a.at === b.at && a.seen_at > b.seen_at);
   /** A bucket's last reading as a stored row (its values packed as writeBucketValues packs them: the extremes follow, unread). */
   const bucketRow = (entity: number, b: Bucket): RawRow => {
     writeBucketValues(w, shapeOf(b.shape), b);
     return { seen_at: b.seenAt, entity, at: b.at, poll: b.poll, shape: b.shape, vals: w.take() };
   };
-  /** The newest stored reading of entity `id` (raw, bucketed or kept), as a row; undefined when there is none. */
-  const newestRow = (id: number): RawRow | undefined => {
+  /**
+   * The newest stored reading of entity `id` (raw, bucketed or kept): its stored row, or the bucket it is the last
+   * reading of (read already: not packed again); undefined when there is none.
+   */
+  const newest = (id: number): RawRow | Bucket | undefined => {
     const t = Number.MAX_SAFE_INTEGER;
-    let row: RawRow | undefined = raw.newestOf(id);
+    const row = raw.newestOf(id);
     const bucket = buckets.atOrBefore(id, t, t, row ? bucketStart(row.at) : undefined);
-    if (bucket) {
-      const b = bucketRow(id, bucket);
-      if (newer(b, row)) row = b;
-    }
+    const best = bucket && newer({ at: bucket.at, seen_at: bucket.seenAt }, row) ? { at: bucket.at, seen_at: bucket.seenAt } : row;
     const kept = keptGet.get(id);
-    if (kept && newer(kept, row)) row = kept;
-    return row;
+    if (kept && newer(kept, best)) return kept;
+    return best === row ? row : bucket;
+  };
+  /** {@link newest} as a row (a bucket packed as one). */
+  const newestRow = (id: number): RawRow | undefined => {
+    const n = newest(id);
+    return n === undefined || !isBucket(n) ? n : bucketRow(id, n);
   };
   /**
    * The latest reading of entity `id` (see {@link ReadingsRepo}), undefined when no poll returns it; its labels and
-   * unreadable map are copies (the shape's stay cached). A bucket's last reading is read without its extremes.
+   * unreadable map are copies (the shape's stay cached). A bucket's last reading is its fields as read (without its
+   * extremes), a row's values are decoded once.
    */
   const latestOf = (id: number): Reading | undefined => {
     if (!ownerOf.get(id)) return undefined;
-    const row = newestRow(id);
-    if (!row) return undefined;
+    const n = newest(id);
+    if (!n) return undefined;
     const e = entityOf(id);
-    const shape = shapeOf(row.shape);
+    const shape = shapeOf(n.shape);
     return {
       kind: e.kind,
       entity: e.entity,
-      at: row.at,
+      at: n.at,
       labels: { ...shape.labels },
-      fields: unpackFields(shape, new Reader(row.vals), row.at),
+      fields: isBucket(n) ? n.fields : unpackFields(shape, new Reader(n.vals), n.at),
       ...(shape.unreadable ? { unreadable: { ...shape.unreadable } } : {}),
     };
   };
