@@ -306,4 +306,21 @@ describe('rows added since a marker, asked once per reading kind', () => {
     expect(ask(reader, changes2, marker2)).toEqual(want);
     reader.close();
   });
+
+  it('forgets what it found sealed inside a transaction that rolled back (the rows are back in the head)', () => {
+    const store = openStore(join(dirs.make(), 'since-rollback.db'));
+    const marker = fill(store);
+    const changes = store.readings.historyChanges();
+    expect(() =>
+      store.transaction(() => {
+        store.readings.sealHistory(H + 2 * HOUR);
+        expect(ask(store, changes, marker)).toEqual(want);
+        throw new Error('the poll failed');
+      }),
+    ).toThrow('the poll failed');
+    expect((store.db.prepare(`SELECT count(*) AS n FROM reading_history`).get() as { n: number }).n).toBe(4);
+    // SQLite's total_changes() does not go back at a rollback: only forgetting the memo keeps the sealed rows out.
+    expect(ask(store, changes, marker)).toEqual(want);
+    store.close();
+  });
 });

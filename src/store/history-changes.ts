@@ -35,6 +35,11 @@ export interface HistoryChanges {
   oldestSeen(): number | null;
   /** The smallest `at` > t stored for (kind, entity) at full resolution or as a bucket, or undefined when there is none. */
   nextAt(kind: ReadingKind, entity: string, t: number): number | undefined;
+  /**
+   * Drops what it remembers of sealed rows: after a rollback (SQLite's total_changes() does not go back, so the memo's
+   * key would still match rows the rollback took away).
+   */
+  forget(): void;
 }
 
 /** The readings repository's parts {@link createHistoryChanges} asks: its raw store, its buckets' next time, its entity ids. */
@@ -93,6 +98,9 @@ export function createHistoryChanges(db: Database.Database, { raw, bucketNextAt,
       return out;
     },
     oldestSeen: raw.oldest,
+    forget: () => {
+      sealedMemo = undefined;
+    },
     nextAt: (kind, entity, t) => {
       const id = entityId(kind, entity);
       if (id === undefined) return undefined;

@@ -518,7 +518,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   }
   const save = db.transaction((poll: string, readings: readonly Reading[], now: number): SavePollResult => runSync(saveSteps(poll, readings, now)));
 
+  let changes: HistoryChanges | undefined;
   const forget = () => {
+    changes?.forget();
     lastBatch.clear();
     savedAt.clear();
     entities.forget();
@@ -578,7 +580,6 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   function entityId(kind: ReadingKind, entity: string): number | undefined {
     return entities.find(entityKey(kind, entity));
   }
-  let changes: HistoryChanges | undefined;
 
   return {
     forget,
