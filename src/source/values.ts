@@ -12,9 +12,9 @@ const EXACT_DIGITS = 15;
 
 /**
  * The common case of {@link normalizeExtra}'s text without a regex or a new string: `-?` and digits only, no `+`. A
- * number when it is that number's own text, the text itself when it cannot be (a leading zero, "-0", or more digits
- * than `String` writes a number with); undefined for the rest (a sign `+`, a fraction, an exponent, 16 to 21
- * digits, other text), which the general path decides.
+ * number when it is that number's own text, the text itself when it is not (a leading zero, "-0", more digits than
+ * `String` writes a number with, or digits a double rounds); undefined for the rest (a sign `+`, a fraction, an
+ * exponent, other text), which the general path decides. Up to 15 digits without building a string.
  */
 function plainInteger(v: string): number | string | undefined {
   const len = v.length;
@@ -31,7 +31,10 @@ function plainInteger(v: string): number | string | undefined {
   if (v.charCodeAt(from) === 48) return digits === 1 && from === 0 ? 0 : v;
   if (digits <= EXACT_DIGITS) return from === 1 ? -n : n;
   // From 10^21 up (and past a double's range) String writes an exponent: no digits-only text is a number's own.
-  return digits > 21 ? v : undefined;
+  if (digits > 21) return v;
+  // 16 to 21 digits: a number's own text only when String gives these digits back (10000000000000000 does).
+  const x = Number(v);
+  return String(x) === v ? x : v;
 }
 
 /**
