@@ -50,7 +50,8 @@ export function normalizeExtra(v: unknown, depth = 0): unknown {
     if (!NUMERIC.test(v)) return v;
     const n = Number(v);
     if (!Number.isFinite(n)) return v;
-    return INTEGER_TEXT.test(v) ? (String(n) === v.replace(/^\+/, '') ? n : v) : n;
+    // Integer text not decided above starts with "+" (every other one is digits after an optional "-").
+    return v.charCodeAt(0) === 43 /* + */ && INTEGER_TEXT.test(v) ? (String(n) === v.slice(1) ? n : v) : n;
   }
   if (depth > 8 || v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map((x) => normalizeExtra(x, depth + 1));
