@@ -225,7 +225,7 @@ function oldNormalizeText(v: string): unknown {
 }
 
 describe('extra fields: integer text takes the quick path with the same result', () => {
-  /** A random text near the edges: signs, leading zeros, 0–330 digits (15, 16, 21, 22 often), fractions, exponents, other characters. */
+  /** A random text near the edges: signs, leading zeros, 0–330 digits (15, 16, 21, 22 often), fractions, exponents (and their parts alone), other characters. */
   function textOf(next: () => number): string {
     const pick = (n: number) => Math.floor(next() * n);
     const sign = ['', '', '-', '+', '--', '-+'][pick(6)]!;
@@ -236,7 +236,7 @@ describe('extra fields: integer text takes the quick path with the same result',
     for (let i = 0; i < n; i++) body += String(i === 0 && pick(4) !== 0 ? 1 + pick(9) : pick(10));
     // Round numbers: 10^k and 9…9, where a double's shortest text equals the digits or rounds away.
     if (pick(6) === 0 && n > 0) body = pick(2) ? `1${'0'.repeat(n - 1)}` : '9'.repeat(n);
-    const tail = ['', '', '', '.', '.5', '.000', 'e3', 'E-2', 'x', ' ', '\n', '٣'][pick(12)]!;
+    const tail = ['', '', '', '.', '.5', '.000', 'e3', 'E-2', 'x', ' ', '\n', '٣', 'e', 'e+', '.e1', 'E+05', '.5e-7', 'e-'][pick(18)]!;
     const head = ['', '', '', '', ' ', '.', 'a'][pick(7)]!;
     return head + sign + lead + body + tail;
   }
