@@ -9,6 +9,8 @@ import { readOraclePrice } from '../src/source/read/oracle.js';
 import type { FieldRead } from '../src/source/read/result.js';
 import { readTime, toEpochMs } from '../src/source/read/times.js';
 import { normalizeExtra } from '../src/source/values.js';
+import { NUMERIC } from '../src/source/read/result.js';
+import { mulberry32 } from '../src/simulator/random.js';
 
 type Reader<T> = (v: unknown) => FieldRead<T>;
 const ok = <T>(reader: Reader<T>, v: unknown): T | null => {
@@ -207,5 +209,67 @@ describe('extra fields (no reader of their own) are normalized', () => {
   ])('%s', (_name, raw, want) => {
     expect(normalizeExtra(raw)).toEqual(want);
     expect(normalizeExtra({ nested: [raw] })).toEqual({ nested: [want] });
+  });
+});
+
+/**
+ * normalizeExtra as it was before its integer text got a path without a regex: the oracle the current one must agree
+ * with on every text (and so on every value, text being the only case it changed).
+ */
+const INTEGER_TEXT = /^[+-]?\d+$/;
+function oldNormalizeText(v: string): unknown {
+  if (!NUMERIC.test(v)) return v;
+  const n = Number(v);
+  if (!Number.isFinite(n)) return v;
+  return INTEGER_TEXT.test(v) ? (String(n) === v.replace(/^\+/, '') ? n : v) : n;
+}
+
+describe('extra fields: integer text takes the quick path with the same result', () => {
+  /** A random text near the edges: signs, leading zeros, 0–330 digits (15, 16, 21, 22 often), fractions, exponents (and their parts alone), other characters. */
+  function textOf(next: () => number): string {
+    const pick = (n: number) => Math.floor(next() * n);
+    const sign = ['', '', '-', '+', '--', '-+'][pick(6)]!;
+    const lead = pick(5) === 0 ? '0'.repeat(1 + pick(3)) : '';
+    const lengths = [0, 1, 1, 2, 5, 14, 15, 15, 16, 16, 17, 20, 21, 21, 22, 22, 23, 40, 308, 309, 310, 330];
+    let body = '';
+    const n = lengths[pick(lengths.length)]!;
+    for (let i = 0; i < n; i++) body += String(i === 0 && pick(4) !== 0 ? 1 + pick(9) : pick(10));
+    // Round numbers: 10^k and 9…9, where a double's shortest text equals the digits or rounds away.
+    if (pick(6) === 0 && n > 0) body = pick(2) ? `1${'0'.repeat(n - 1)}` : '9'.repeat(n);
+    const tail = ['', '', '', '.', '.5', '.000', 'e3', 'E-2', 'x', ' ', '\n', '٣', 'e', 'e+', '.e1', 'E+05', '.5e-7', 'e-'][pick(18)]!;
+    const head = ['', '', '', '', ' ', '.', 'a'][pick(7)]!;
+    return head + sign + lead + body + tail;
+  }
+
+  it('agrees with the old function on 20,000 seeded texts (numbers as the same number, -0 included)', () => {
+    const next = mulberry32(20261126);
+    let numbers = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const v = textOf(next);
+      const got = normalizeExtra(v);
+      const want = oldNormalizeText(v);
+      if (!Object.is(got, want)) expect({ v, got }).toEqual({ v, got: want });
+      if (typeof got === 'number') numbers++;
+    }
+    // The texts reach both outcomes, not only text kept as it is.
+    expect(numbers).toBeGreaterThan(2_000);
+  });
+
+  it.each([
+    ['0', 0],
+    ['-0', '-0'],
+    ['00', '00'],
+    ['-', '-'],
+    ['', ''],
+    ['999999999999999', 999999999999999],
+    ['-999999999999999', -999999999999999],
+    ['9999999999999999', '9999999999999999'],
+    ['10000000000000000', 10000000000000000],
+    ['100000000000000000000', 100000000000000000000],
+    ['1000000000000000000000', '1000000000000000000000'],
+    ['+42', 42],
+  ])('%j', (raw, want) => {
+    expect(Object.is(normalizeExtra(raw), want)).toBe(true);
+    expect(Object.is(oldNormalizeText(raw), want)).toBe(true);
   });
 });

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { packReading, readValue, Reader, unpackFields, Writer, writeValue, type Shape } from '../src/store/codec.js';
+import { isPacked, packReading, packValues, packValuesFrom, readValue, Reader, unpackFields, Writer, writeMemoValues, writeValue, type Shape } from '../src/store/codec.js';
 
 const BASE = 1795663233000;
 const golden: Array<[unknown, string]> = [
@@ -56,6 +56,43 @@ describe('the packed values codec', () => {
         expect(unpackFields(shape, new Reader(packed.vals), BASE)).toEqual(fields);
       }),
       { numRuns: 2000, seed: 7 },
+    );
+  });
+
+  it("a save's stored values taken from its memo's bytes are the bytes packValues writes (integers near the time, the moving fields, every form)", () => {
+    const at = fc.integer({ min: 0, max: 2 ** 45 });
+    const value = (time: number) =>
+      fc.oneof(
+        fc.integer({ min: time - 100_000, max: time + 100_000 }), // a difference from the reading's time
+        fc.integer({ min: -(2 ** 31), max: 2 ** 31 }),
+        fc.constantFrom(0, -0, NaN, Infinity, -Infinity, 2 ** 52, 2 ** 53 + 2, -(2 ** 60), 0.1, 0.647567, 52085279.95, 1e21),
+        fc.double(),
+        fc.integer({ min: 0, max: 10 ** 9 }).map((m) => m / 10 ** 4),
+        fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map(String),
+        fc.constantFrom('-0', '0', 'WETH', '007'),
+        fc.boolean(),
+        fc.constant(null),
+        fc.constant({ nested: 1 }),
+      );
+    const reading = at.chain((time) =>
+      fc.tuple(fc.constant(time), fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', 'timestamp', 'block', 'd', 'e'), value(time)), { maxLength: 9 })),
+    );
+    const w = new Writer();
+    const spans: number[] = [];
+    const moving = new Set(['timestamp', 'block']);
+    fc.assert(
+      fc.property(reading, fc.nat({ max: 5000 }), ([time, pairs], shape) => {
+        const fields = Object.fromEntries(pairs);
+        const keys = Object.keys(fields);
+        const layout = { keys, packed: keys.map((k) => isPacked(fields[k])) };
+        w.varint(shape);
+        writeMemoValues(w, fields, layout, moving, spans);
+        w.f64(time);
+        const memo = w.takeKey();
+        const want = packValues(w, fields, time, layout).toString('hex');
+        expect(packValuesFrom(w, fields, time, layout, memo, spans).toString('hex')).toBe(want);
+      }),
+      { numRuns: 5000, seed: 11 },
     );
   });
 });

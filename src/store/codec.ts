@@ -87,6 +87,11 @@ export class Writer {
   get length(): number {
     return this.n;
   }
+  /** Appends the characters `[from, to)` of a one-byte string ({@link takeKey}'s) as the bytes they stand for. */
+  latin1(s: string, from: number, to: number): void {
+    this.room(to - from);
+    for (let i = from; i < to; i++) this.buf[this.n++] = s.charCodeAt(i);
+  }
   /** What was written as a one-byte string (a compact key to compare and keep: no Buffer object per value); the writer starts over. */
   takeKey(): string {
     const out = this.buf.toString('latin1', 0, this.n);
@@ -395,6 +400,41 @@ export function packValues(w: Writer, fields: Record<string, unknown>, at: numbe
       const v = fields[k];
       if (isPacked(v)) writePacked(w, v, at);
     }
+  return w.take();
+}
+
+/**
+ * Appends a reading's packed values but the fields `leaveOut` names, against base 0 (what a save's memo holds), and
+ * notes where each one's bytes sit in the writer — `spans[2i]` to `spans[2i + 1]` for key i, −1 for one not written —
+ * so that {@link packValuesFrom} can take them from the memo instead of encoding the values again.
+ */
+export function writeMemoValues(w: Writer, fields: Record<string, unknown>, { keys, packed }: PackedLayout, leaveOut: ReadonlySet<string>, spans: number[]): void {
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (!packed[i] || leaveOut.has(k)) {
+      spans[2 * i] = -1;
+      continue;
+    }
+    spans[2 * i] = w.length;
+    writePacked(w, fields[k], 0);
+    spans[2 * i + 1] = w.length;
+  }
+}
+
+/**
+ * The same bytes as {@link packValues} with `layout`, where a value's bytes do not depend on the base taken from the
+ * memo {@link writeMemoValues} wrote (as its one-byte string, `spans` as it left them). Only an integer number's
+ * bytes depend on the base (a difference from one near it, {@link writeNumber}): those, and the values the memo
+ * left out, are encoded here.
+ */
+export function packValuesFrom(w: Writer, fields: Record<string, unknown>, at: number, { keys, packed }: PackedLayout, memo: string, spans: readonly number[]): Buffer {
+  for (let i = 0; i < keys.length; i++) {
+    if (!packed[i]) continue;
+    const v = fields[keys[i]!];
+    const from = spans[2 * i]!;
+    if (from < 0 || (typeof v === 'number' && Number.isInteger(v))) writePacked(w, v, at);
+    else w.latin1(memo, from, spans[2 * i + 1]!);
+  }
   return w.take();
 }
 

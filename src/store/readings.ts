@@ -25,7 +25,7 @@ import { createBucketStore } from './bucket-store.js';
 import { createHistoryChanges, type HistoryChanges } from './history-changes.js';
 import { createRawStore, type RawRow } from './raw-store.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
-import { packReading, packValues, pickPlanOf, Reader, shapeText, unpackFields, unpackPlanned, writePacked, Writer, type FieldPick, type PackedLayout, type PickPlan, type Shape } from './codec.js';
+import { packReading, packValuesFrom, pickPlanOf, Reader, shapeText, unpackFields, unpackPlanned, writeMemoValues, Writer, type FieldPick, type PackedLayout, type PickPlan, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
 import { shapeKeyer } from './shape-key.js';
 import { StoreError } from './errors.js';
@@ -433,6 +433,8 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   };
   const keyOnly = ({ kind, entity }: Owned): EntityKey => ({ kind, entity });
 
+  /** Where the last memo's values sit in it (see writeMemoValues): the stored row takes their bytes from there. */
+  const memoSpans: number[] = [];
   /**
    * What a save remembers of a reading: the values that say whether a snapshot changed — the shape and every packed
    * value but the moving ones, absolute — then the reading's time, its last {@link TIME_BYTES} characters. Strings that
@@ -440,9 +442,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
    * position's memo is ~40 bytes where its ids and names made it ~150. One string, not an object holding the time
    * and the values (56 bytes more an entity).
    */
-  function memoOf(fields: Record<string, unknown>, at: number, shape: number, { keys, packed }: PackedLayout): string {
+  function memoOf(fields: Record<string, unknown>, at: number, shape: number, layout: PackedLayout): string {
     w.varint(shape);
-    for (let i = 0; i < keys.length; i++) if (packed[i] && !MOVING.has(keys[i]!)) writePacked(w, fields[keys[i]!], 0);
+    writeMemoValues(w, fields, layout, MOVING, memoSpans);
     w.f64(at);
     return w.takeKey();
   }
@@ -505,8 +507,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       // time (new, back, or unknown after a start), or one another poll returned since.
       if (seen === undefined && (before?.has(entityId) !== true || others.some((batch) => batch.has(entityId)))) own.run(entityId, pollId);
       if (seen === undefined || r.at >= timeOf(seen)) current.set(entityId, memo);
-      // Packed only when stored: most readings of a positions poll are as the poll last returned them.
-      if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packValues(w, fields, r.at, layout)).changes > 0) inserted++;
+      // Packed only when stored (most readings of a positions poll are as the poll last returned them), and from the
+      // memo's bytes where they are the row's.
+      if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packValuesFrom(w, fields, r.at, layout, memo, memoSpans)).changes > 0) inserted++;
     }
     for (const id of before?.keys() ?? []) {
       if (++n % ROWS_PER_STEP === 0) yield;
