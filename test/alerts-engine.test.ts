@@ -355,6 +355,25 @@ describe('AlertEngine.nextDeadline', () => {
     expect(engine.nextDeadline()).toBeUndefined();
     store.close();
   });
+
+  it('sees alerts another engine on the same file wrote since it last asked (it answers from its kept rows)', () => {
+    const store = tempStore(dirs);
+    const rules = [util({ name: 'slow', for: '10m' })];
+    const engine = engineFor(store, rules);
+    drive(store, engine, metrics([market('m1', T0, { utilization: 0.5 })], T0));
+    expect(engine.nextDeadline()).toBeUndefined();
+    // Another process (a second connection, its own engine) makes m2 pending; then this one writes nothing.
+    const other = openStore(store.path);
+    const otherEngine = engineFor(other, rules);
+    drive(other, otherEngine, metrics([market('m2', T0 + MIN, { utilization: 0.99 })], T0 + MIN));
+    other.close();
+    expect(engine.nextDeadline()).toBe(T0 + 11 * MIN);
+    // And in this connection: a row this engine did not write itself (a tick of the other engine's alert).
+    store.transaction(() => engine.tick(T0 + 11 * MIN));
+    expect(engine.repo.get(fingerprint('slow', 'm2'))!.state).toBe('firing');
+    expect(engine.nextDeadline()).toBeUndefined();
+    store.close();
+  });
 });
 
 describe('built-in alert descriptions', () => {

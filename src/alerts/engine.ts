@@ -213,7 +213,7 @@ export class AlertEngine {
     this.rows.begin();
     this.reconcile(now, out);
     // After the reconcile every live alert is of a configured rule or a built-in one: the kept copy holds them all.
-    for (const t of this.rows.live([...this.byName.keys(), SOURCE_DOWN, WATCHDOG])) {
+    for (const t of this.rows.live(this.tickedRules())) {
       const settings = this.settingsOf(t.alert.rule);
       if (!settings) continue;
       this.apply(t, { type: 'tick' }, now, settings, identityOf(t.alert), out);
@@ -263,7 +263,10 @@ export class AlertEngine {
     const at = (t: number) => {
       if (next === undefined || t < next) next = t;
     };
-    for (const { alert: a, cleared_at } of this.repo.trackedLive()) {
+    // The kept copy of the rows (as tick reads them), not the table: a replay asks before every tick, and in an
+    // incident reading thousands of rows back each time was a third of a backtest.
+    this.rows.begin();
+    for (const { alert: a, cleared_at } of this.rows.live(this.tickedRules())) {
       const s = this.settingsOf(a.rule);
       if (!s) continue;
       if (a.state === 'pending' && a.absent_polls === 0 && a.pending_since !== null) at(a.pending_since + s.for);
@@ -324,6 +327,11 @@ export class AlertEngine {
   private builtinSettings(): LifecycleSettings {
     const a = this.opts.alerting;
     return { for: 0, keep_firing_for: 0, absent_for: NEVER_ABSENT, flap_threshold: a.flap_threshold, flap_window: a.flap_window };
+  }
+
+  /** The rules a tick steps: the configured ones and the built-in two. */
+  private tickedRules(): string[] {
+    return [...this.byName.keys(), SOURCE_DOWN, WATCHDOG];
   }
 
   private settingsOf(rule: string): LifecycleSettings | undefined {
