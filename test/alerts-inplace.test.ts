@@ -41,6 +41,9 @@ const settingsOf = (r: RuleBase): LifecycleSettings => ({
   flap_window: defaults.alerting.flap_window,
 });
 
+/** Poll `i` (a minute apart): market m1 at this utilization. */
+const poll = (i: number, utilization: number) => outcome('markets', 'metrics', [market('m1', T0 + i * MIN, { utilization })], T0 + i * MIN);
+
 it('stores what the step would: every poll, every alert, through each standing it keeps', () => {
   const store = tempStore(dirs);
   const engine = engineFor(store, rules);
@@ -91,7 +94,6 @@ it('stores what the step would: every poll, every alert, through each standing i
 it('a poll rolled back after it changed alerts in place, or whose in-place write failed, leaves the next poll judging the table’s rows', () => {
   const store = tempStore(dirs);
   const engine = engineFor(store, [util]);
-  const poll = (i: number, utilization: number) => outcome('markets', 'metrics', [market('m1', T0 + i * MIN, { utilization })], T0 + i * MIN);
   const row = () => engine.repo.get(fingerprint('util', 'm1'));
   expect(drive(store, engine, poll(0, 0.95)).events.map((e) => e.type)).toEqual(['pending']);
   // Judged in place, then a later part of the poll's transaction fails.
@@ -118,7 +120,6 @@ it('a poll rolled back after it changed alerts in place, or whose in-place write
 it('an alert judged in place again at the same instant is written only when a column moved, as the step’s save would', () => {
   const store = tempStore(dirs);
   const engine = engineFor(store, [util]);
-  const poll = (i: number, utilization: number) => outcome('markets', 'metrics', [market('m1', T0 + i * MIN, { utilization })], T0 + i * MIN);
   const row = () => engine.repo.getTracked(fingerprint('util', 'm1'));
   drive(store, engine, poll(0, 0.95));
   drive(store, engine, poll(1, 0.97));
