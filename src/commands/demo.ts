@@ -7,7 +7,6 @@ import { parseDuration } from '../config/duration.js';
 import { loadConfigText } from '../config/load.js';
 import { createLogger } from '../log.js';
 import { startDaemon } from '../daemon.js';
-import { applyDaemonHeapSettings } from '../heap-growth.js';
 import { startSimulator } from '../simulator/index.js';
 import { demoConfigYaml } from './demo-config.js';
 import type { Output } from './check.js';
@@ -74,8 +73,6 @@ async function demo(o: DemoOptions, sim: Awaited<ReturnType<typeof startSimulato
   const config = loadConfigText('lookout demo', text, { dir: dirname(db.dbPath), env: {} });
   // Text, never JSON, among the demo's human lines.
   const log = createLogger({ level: 'warn', format: 'text', secrets: () => config.secrets, base: { service: 'lookout' } });
-  // Process-wide V8 settings, as `lookout run` sets them; the CLI set them already, before this module loaded.
-  applyDaemonHeapSettings();
   const daemon = await startDaemon({ config, log, ...(o.version ? { version: o.version } : {}), ...(o.stdout ? { consoleOut: o.stdout } : {}) });
   const url = daemon.url ?? `http://127.0.0.1:${port}`;
   o.out(
