@@ -139,11 +139,13 @@ function capYoungGeneration(cap: number): void {
       for (const f of ignoredListeners.splice(0)) f();
       return;
     }
+    const workerSince = workerStarted;
     workerStarted = false;
     last = now;
     const f = youngGrowthFactor(now, cap);
-    // Set again even when unchanged from what this watch last set: a worker's start may have changed it meanwhile.
-    if (f !== factor || f === 1) setFactor(f);
+    // Set when it changes, and again after a worker's start (which may have put V8's minimum back meanwhile) — not on
+    // every collection: this runs after each one.
+    if (f !== factor || workerSince) setFactor(f);
   };
   subscribe('worker_threads', onWorker);
   watch = new PerformanceObserver(check);

@@ -95,6 +95,12 @@ describe('the young generation', () => {
       expect(r.maxSemiMb).toBeGreaterThan(YOUNG_SEMI_SPACE_CAP_MB);
       expect(r.maxSemiMb).toBeLessThanOrEqual(8);
     }
+    // The growth factor or the smallest size given on the command line leave it to node too: it grows past the cap.
+    for (const flag of ['--semi-space-growth-factor=4', '--min-semi-space-size=1']) {
+      const r = run([flag]);
+      expect(r.settings.young_generation, flag).toBe('as node was told');
+      expect(r.maxSemiMb, flag).toBeGreaterThan(YOUNG_SEMI_SPACE_CAP_MB);
+    }
   });
 
   it('stays within its cap after a worker thread starts (V8 then applies its minimum factor of 2 again)', () => {
@@ -114,7 +120,7 @@ describe('the young generation', () => {
     expect(maxSemiMb).toBeGreaterThan(2 * YOUNG_SEMI_SPACE_CAP_MB);
   });
 
-  it('may grow again while it is below half the cap (after V8 shrank it), not past it', () => {
+  it('youngGrowthFactor: 2 while a doubling stays within the cap (as after V8 shrank it), else 1', () => {
     const cap = 4 * MB;
     const usable = (mb: number) => mb * MB * 0.98; // a semi-space's pages less their headers
     expect(youngGrowthFactor(usable(1), cap)).toBe(2);

@@ -136,7 +136,8 @@ function engineBench(set: Exclude<RuleSet, object>, scenario: 'calm' | 'incident
     const active = alerts.length;
     // The incident's readings as the client would give them: an unverified position's label says so as its field does.
     const unverified = alerts.filter((a) => a.kind === 'unverified_position');
-    if (unverified.some((a) => a.labels.verified !== 'false')) throw new Error(`${name}: an unverified position's alert is labelled verified=${unverified.find((a) => a.labels.verified !== 'false')!.labels.verified}`);
+    const mislabelled = unverified.find((a) => a.labels.verified !== 'false');
+    if (mislabelled) throw new Error(`${name}: an unverified position's alert is labelled verified=${mislabelled.labels.verified}`);
     ctx.note(
       `${name}: ${rules.length} rules configured, ${marketRules} read ${poll}; ${last?.evaluated.toLocaleString('en-US')} verdicts per poll, ` +
         `${active} alerts pending or firing${first && first.events > 0 ? ` (the first poll of it: ${first.events} events in ${first.ms.toFixed(0)} ms)` : ''}; median ${s.median.toFixed(0)} ms = ${((100 * s.median) / POLL_INTERVAL_MS).toFixed(2)}% of the 30 s poll interval (p90 ${s.p90.toFixed(0)} ms).`,

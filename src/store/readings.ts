@@ -607,7 +607,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
         // A page is read before any of it is deleted.
         const page = pollOwnedAfter.all(pollId, after, size);
         for (const id of page) {
-          if (saved.has(id) || spare(entityKeyOf.get(id) ?? entityOf(id))) continue;
+          if (saved.has(id) || spare(entityKeyOf.get(id)!)) continue;
           deleteKept.run(id);
           if (deleteOwner.run(id).changes > 0) forgotten++;
         }
