@@ -62,6 +62,13 @@ it('stores what the step would: every poll, every alert, through each standing i
     [0.98, 0.3, 108], // the same reading again
   ];
   let inPlace = 0;
+  // The engine's in-place writes, counted: the path this test is about must be the one taken.
+  let movingWrites = 0;
+  const saveMoving = engine.repo.saveMoving.bind(engine.repo);
+  engine.repo.saveMoving = (...args) => {
+    movingWrites++;
+    return saveMoving(...args);
+  };
   polls.forEach(([utilization, borrow_apy, block], i) => {
     const at = T0 + i * MIN;
     const readings = utilization === undefined ? [market('m2', at)] : [market('m1', at, { utilization, borrow_apy, block: block ?? undefined }), market('m2', at)];
@@ -87,6 +94,7 @@ it('stores what the step would: every poll, every alert, through each standing i
   });
   // Most of those judgements kept the standing (the in-place path): 6 of util, 8 of still.
   expect(inPlace).toBe(14);
+  expect(movingWrites).toBe(inPlace);
   expect(engine.repo.get(fingerprint('util', 'm1'))).toMatchObject({ state: 'firing', value: 0.98, previous_value: 0.98, peak: 0.99, block: 108, absent_polls: 0 });
   store.close();
 });

@@ -266,7 +266,7 @@ export class AlertEngine {
     // The kept copy of the rows (as tick reads them), not the table: a replay asks before every tick, and in an
     // incident reading thousands of rows back each time was a third of a backtest.
     this.rows.begin();
-    for (const { alert: a, cleared_at } of this.rows.live(this.tickedRules())) {
+    for (const { alert: a, cleared_at } of this.rows.liveUnordered(this.tickedRules())) {
       const s = this.settingsOf(a.rule);
       if (!s) continue;
       if (a.state === 'pending' && a.absent_polls === 0 && a.pending_since !== null) at(a.pending_since + s.for);
@@ -495,10 +495,8 @@ export class AlertEngine {
   }
 
   /** Steps the alert of a judged reading that has one or may get one. */
-  private judged(c: CompiledRule, judgedOnly: Reading, verdict: Verdict, prev: TrackedAlert | undefined, s: JudgeScope): void {
+  private judged(c: CompiledRule, reading: Reading, verdict: Verdict, prev: TrackedAlert | undefined, s: JudgeScope): void {
     const { rule } = c;
-    // Described from here on: with the fields its annotations read too (the kind's explain reads only what it judged).
-    const reading = this.sources.described ? this.sources.described(judgedOnly) : judgedOnly;
     s.judged.add(reading.entity);
     (s.maybe ??= new EntityFilter()).add(reading.entity); // it may get an alert now: a second reading of it in this poll must find it
     if (prev !== undefined && verdict.status === 'breach' && breachKeepsStanding(prev, s.now, c.settings, rule)) {
@@ -506,15 +504,24 @@ export class AlertEngine {
       // as describeAlert does, without its object: the labels must be the alert's own, the annotations may move.
       const a = prev.alert;
       if (sameLabels(a.labels, rule, reading)) {
-        const annotations = renderAnnotations(rule, reading, this.explain(c, reading, verdict), a.annotations);
+        const annotations = renderAnnotations(rule, this.described(reading), this.explain(c, reading, verdict), a.annotations);
         const moved = annotations !== a.annotations;
         if (breachInPlace(prev, verdict, reading.at, num(reading.fields.block), s.now, annotations)) this.rows.saveMoving(prev, moved, s.now);
         return;
       }
     }
-    const describe = (current: Readonly<AlertDescription>) => this.describe(c, reading, verdict, current);
+    const describe = (current: Readonly<AlertDescription>) => this.describe(c, this.described(reading), verdict, current);
     const signal: Signal = { type: 'verdict', verdict, data_at: reading.at, block: num(reading.fields.block), describe };
     this.apply(prev, signal, s.now, c.settings, { ...s.id, entity: reading.entity }, s.out);
+  }
+
+  /**
+   * The reading with the fields its annotations read too, for an alert that is described (a backtest's readings hold
+   * only what the rules judge by: EngineSources.described); decoded only where a description is made — a reading of
+   * an entity whose alert is resolved or inactive, judged ok, is not.
+   */
+  private described(reading: Reading): Reading {
+    return this.sources.described ? this.sources.described(reading) : reading;
   }
 
   /**

@@ -88,9 +88,12 @@ export class TrackedRows {
    * them: what a tick steps, every few seconds, without reading thousands of rows back in an incident.
    */
   live(rules: readonly string[]): TrackedAlert[] {
-    const out: TrackedAlert[] = [];
-    for (const rows of this.forRules(rules).values()) for (const t of rows.values()) if (isActive(t.alert) || t.alert.flapping) out.push(t);
-    return out.sort((a, b) => order(a.alert.rule, b.alert.rule) || order(a.alert.entity, b.alert.entity));
+    return [...this.liveUnordered(rules)].sort((a, b) => order(a.alert.rule, b.alert.rule) || order(a.alert.entity, b.alert.entity));
+  }
+
+  /** The live rows of `rules` in no particular order (what a question about all of them, as the next deadline, needs). */
+  *liveUnordered(rules: readonly string[]): Generator<TrackedAlert> {
+    for (const rows of this.forRules(rules).values()) for (const t of rows.values()) if (isActive(t.alert) || t.alert.flapping) yield t;
   }
 
   /** Saves a row (`prev` as the copy or the table has it) to the table and the copy. */

@@ -71,6 +71,9 @@ describe('compileTemplate', () => {
       const text = abs.toLocaleString('en-US', abs >= 100 ? { maximumFractionDigits: 0 } : { minimumFractionDigits: 2, maximumFractionDigits: 2 });
       expect(render('{{x | usd}}', { x: v }), String(v)).toBe(`${v < 0 ? '-' : ''}$${text}`);
     }
+    // What a reader sees, spelled out: cents below $100, whole dollars with thousands separators from there.
+    const seen = [0, 0.005, 12.345, 99.999, 100, 100.5, 1234567.5, -1234.5].map((x) => render('{{x | usd}}', { x }));
+    expect(seen).toEqual(['$0.00', '$0.01', '$12.35', '$100.00', '$100', '$101', '$1,234,568', '-$1,235']);
   });
 
   it('never throws while rendering', () => {
