@@ -4,6 +4,8 @@ import { SourceError } from '../src/errors.js';
 import { startSimulator, type Simulator } from '../src/simulator/index.js';
 import { createDataServiceClient, type DataServiceClient, type SourceConfig } from '../src/source/client.js';
 import { DataServiceError } from '../src/source/errors.js';
+import type { HttpClient } from '../src/source/http.js';
+import { walkCursorPages } from '../src/source/pages.js';
 import { errorText, rawServer, recordingSleep, sourceConfig, until } from './source-helpers.js';
 
 let sim: Simulator;
@@ -91,6 +93,27 @@ describe('pagination to the end', () => {
       .then(() => undefined, (e: unknown) => e);
     expect(err).toBe(broken);
     expect(calls).toBe(2);
+  });
+
+  it('aborts the next page asked for early when a page’s reading fails (an http client that records each request’s signal)', async () => {
+    const asked: Array<{ cursor: string | null; signal: AbortSignal | undefined }> = [];
+    const http = {
+      request: async (req: { url: URL; signal?: AbortSignal }) => {
+        asked.push({ cursor: req.url.searchParams.get('cursor'), signal: req.signal });
+        const k = asked.length;
+        return { status: 200, body: { data: [{ id: `r${k}` }], page_info: { has_more: true, next_cursor: `c${k}` } } };
+      },
+    } as unknown as HttpClient;
+    const broken = new Error('reading failed');
+    let pages = 0;
+    const err = await walkCursorPages(http, 'positions', (c) => new URL(`http://127.0.0.1/p${c ? `?cursor=${c}` : ''}`), 100, undefined, false, () => {
+      if (++pages === 2) throw broken;
+    }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBe(broken);
+    // Page 3 was asked for while page 2 was read, with the cursor page 2 gave; its request is dropped.
+    expect(asked.map((a) => a.cursor)).toEqual([null, 'c1', 'c2']);
+    expect(asked[1]!.signal?.aborted ?? false).toBe(false);
+    expect(asked[2]!.signal?.aborted).toBe(true);
   });
 
   it('caps limit at 500 rows per page', async () => {
