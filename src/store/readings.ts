@@ -521,6 +521,12 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   }
   const save = db.transaction((poll: string, readings: readonly Reading[], now: number): SavePollResult => runSync(saveSteps(poll, readings, now)));
 
+  /** Drops an entity's latest reading and its owner: whether it had one. */
+  const forgetLatest = (id: number): boolean => {
+    deleteKept.run(id);
+    return deleteOwner.run(id).changes > 0;
+  };
+
   let changes: HistoryChanges | undefined;
   const forget = () => {
     changes?.forget();
@@ -608,8 +614,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
         const page = pollOwnedAfter.all(pollId, after, size);
         for (const id of page) {
           if (saved.has(id) || spare(entityKeyOf.get(id)!)) continue;
-          deleteKept.run(id);
-          if (deleteOwner.run(id).changes > 0) forgotten++;
+          if (forgetLatest(id)) forgotten++;
         }
         if (page.length < size) return forgotten;
         after = page[page.length - 1]!;
@@ -618,9 +623,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     },
     removeLatest: (kind, entity) => {
       const id = entityId(kind, entity);
-      if (id === undefined) return false;
-      deleteKept.run(id);
-      return deleteOwner.run(id).changes > 0;
+      return id !== undefined && forgetLatest(id);
     },
     historyAt: (kind, entity, t, asOf = Number.MAX_SAFE_INTEGER) => {
       const id = entityId(kind, entity);
