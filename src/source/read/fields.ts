@@ -1,6 +1,6 @@
 /** Reads a row field by field: each field on its own, an unreadable one becomes unknown and a field rejection. */
 import type { Rejection } from '../../model.js';
-import { fingerprint, preview, READ_UNREADABLE, READ_VALUE, ReadSlot, type FieldRead, type LeanReader, type ReadCode } from './result.js';
+import { fingerprint, READ_UNREADABLE, READ_VALUE, ReadSlot, unreadableDetail, type FieldRead, type LeanReader, type ReadCode } from './result.js';
 import type { FormCounts } from './seen.js';
 
 /** The rejection of `field` of `entity`, sent `raw`: `detail` says what was expected and what came. */
@@ -79,8 +79,7 @@ export class RowReader {
       return slot.value;
     }
     if (code === READ_UNREADABLE) {
-      const detail = `expected ${slot.expected}, got ${preview(raw)}`;
-      (this.rejected === NONE ? (this.rejected = []) : (this.rejected as Rejection[])).push(rejectionOf(this.entity, field, slot.reason, detail, raw));
+      (this.rejected === NONE ? (this.rejected = []) : (this.rejected as Rejection[])).push(rejectionOf(this.entity, field, slot.reason, unreadableDetail(slot.expected, raw), raw));
     }
     return null;
   }

@@ -24,7 +24,12 @@ export function seen<T>(value: T, how: string): FieldRead<T> {
 
 /** A field that could not be read: `reason` is a metric label, `detail` names the offending value safely. */
 export function unreadable(reason: string, expected: string, v: unknown): FieldRead<never> {
-  return { ok: false, reason, detail: `expected ${expected}, got ${preview(v)}` };
+  return { ok: false, reason, detail: unreadableDetail(expected, v) };
+}
+
+/** What an unreadable field's rejection says of it: what was expected, and the value shown safely. */
+export function unreadableDetail(expected: string, v: unknown): string {
+  return `expected ${expected}, got ${preview(v)}`;
 }
 
 /** What a lean reader says of one field; what it read, or why not, is in its {@link ReadSlot}. */
