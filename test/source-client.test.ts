@@ -116,6 +116,35 @@ describe('pagination to the end', () => {
     expect(asked[2]!.signal?.aborted).toBe(true);
   });
 
+  it.each([
+    // [what the pages say, max pages, stop at the cap, the walk's end, the cursors asked for]
+    ['the page cap', (k: number) => ({ has_more: true, next_cursor: `c${k}` }), 3, false, 'page_cap', [null, 'c1', 'c2']],
+    ['the page cap, stopping there', (k: number) => ({ has_more: true, next_cursor: `c${k}` }), 3, true, 'truncated', [null, 'c1', 'c2']],
+    ['a repeated cursor', (k: number) => ({ has_more: true, next_cursor: k >= 2 ? 'again' : `c${k}` }), 10, false, 'repeated_cursor', [null, 'c1', 'again']],
+    ['a missing cursor', (k: number) => (k >= 2 ? { has_more: true } : { has_more: true, next_cursor: `c${k}` }), 10, false, 'missing_cursor', [null, 'c1']],
+    ['the last page', (k: number) => ({ has_more: k < 3, next_cursor: `c${k}` }), 10, false, 'end', [null, 'c1', 'c2']],
+  ] as const)('read page by page, asks for no page after %s, and hands every page it got to the reader', async (_what, info, maxPages, stopAtCap, end, cursors) => {
+    const asked: Array<string | null> = [];
+    const http = {
+      request: async (req: { url: URL }) => {
+        asked.push(req.url.searchParams.get('cursor'));
+        const k = asked.length;
+        return { status: 200, body: { data: [{ id: `r${k}` }], page_info: info(k) } };
+      },
+    } as unknown as HttpClient;
+    const read: unknown[] = [];
+    const walk = walkCursorPages(http, 'positions', (c) => new URL(`http://127.0.0.1/p${c ? `?cursor=${c}` : ''}`), maxPages, undefined, stopAtCap, (rows) => {
+      read.push(...rows);
+    });
+    if (end === 'end' || end === 'truncated') {
+      expect(await walk).toEqual(end === 'truncated' ? { rows: [], pages: cursors.length, truncated: true } : { rows: [], pages: cursors.length });
+    } else {
+      expect((await failure(walk)).reason).toBe(end);
+    }
+    expect(asked).toEqual(cursors);
+    expect(read).toEqual(cursors.map((_, i) => ({ id: `r${i + 1}` })));
+  });
+
   it('caps limit at 500 rows per page', async () => {
     await client().positions({ limit: 5000 });
     expect(sim.requests.last(1)[0]!.query).toContain('limit=500');

@@ -64,13 +64,33 @@ function requestAhead(http: HttpClient, url: URL, signal: AbortSignal | undefine
   return { response, abort: () => stop.abort(new Error('the page before it failed')) };
 }
 
+/** What a cursor walk does after a page: stop (at the end, or truncated at the cap), fail, or go on to `cursor`. */
+type CursorStep = { stop: true; truncated?: true } | { fail: DataServiceError } | { cursor: string };
+
+function afterCursorPage(
+  endpoint: string,
+  page: number,
+  body: unknown,
+  seen: ReadonlySet<string>,
+  maxPages: number,
+  stopAtCap: boolean,
+): CursorStep {
+  const { hasMore, next } = pageInfo(body);
+  if (!hasMore) return { stop: true };
+  if (next === undefined) return { fail: paginationError(endpoint, 'missing_cursor', `page ${page} says has_more but gives no next_cursor`) };
+  if (seen.has(next)) return { fail: paginationError(endpoint, 'repeated_cursor', `page ${page} repeats cursor ${JSON.stringify(next.slice(0, 64))}`) };
+  if (page >= maxPages && stopAtCap) return { stop: true, truncated: true };
+  if (page >= maxPages) return { fail: paginationError(endpoint, 'page_cap', `still more rows after ${maxPages} pages (source.max_pages)`) };
+  return { cursor: next };
+}
+
 /**
  * Walks a cursor-paginated list (positions, assets, holdings) to its end. `url(cursor)` builds the
  * request of each page; a 404 is "nothing matched", an empty last page. With `onPage`, each page's rows go to it
  * (awaited before the walk goes on) instead of into the result, so a caller that reads them page by page
  * never holds every raw row at once (50,000 positions: ~19 MB); the next page is asked for before a page's rows go
  * to `onPage` (its cursor is known by then), so the service prepares it while they are read — at most two pages'
- * rows are held.
+ * rows are held. A page that ends the walk, or fails it, is still handed to `onPage` first; nothing is asked after it.
  */
 export async function walkCursorPages(
   http: HttpClient,
@@ -91,10 +111,9 @@ export async function walkCursorPages(
     if (res.status === 404) return { rows, pages: page };
     const items = pageRows(res.body);
     if (!items) throw schemaError(endpoint, `page ${page} has no array of rows`);
-    const { hasMore, next } = pageInfo(res.body);
+    const step = afterCursorPage(endpoint, page, res.body, seen, maxPages, stopAtCap);
     if (onPage) {
-      // Only a page the walk will ask for below (the checks after onPage pass); the errors stay where they were.
-      if (hasMore && next !== undefined && !seen.has(next) && page < maxPages) ahead = requestAhead(http, url(next), signal);
+      if ('cursor' in step) ahead = requestAhead(http, url(step.cursor), signal);
       try {
         await onPage(items);
       } catch (err) {
@@ -102,13 +121,10 @@ export async function walkCursorPages(
         throw err;
       }
     } else append(rows, items);
-    if (!hasMore) return { rows, pages: page };
-    if (next === undefined) throw paginationError(endpoint, 'missing_cursor', `page ${page} says has_more but gives no next_cursor`);
-    if (seen.has(next)) throw paginationError(endpoint, 'repeated_cursor', `page ${page} repeats cursor ${JSON.stringify(next.slice(0, 64))}`);
-    if (page >= maxPages && stopAtCap) return { rows, pages: page, truncated: true };
-    if (page >= maxPages) throw paginationError(endpoint, 'page_cap', `still more rows after ${maxPages} pages (source.max_pages)`);
-    seen.add(next);
-    cursor = next;
+    if ('fail' in step) throw step.fail;
+    if ('stop' in step) return step.truncated ? { rows, pages: page, truncated: true } : { rows, pages: page };
+    seen.add(step.cursor);
+    cursor = step.cursor;
   }
 }
 
