@@ -83,13 +83,12 @@ function judgeDay({ rule, reading, now, history }: EvalInput<StaleRule>): Judged
 }
 
 /**
- * The verdict evaluate returned last, and the day it judged. Explain is asked right after evaluate for the same
- * verdict (the engine describing an alert, `evaluateExplained`); it takes the day from here instead of judging
- * it again, which queried the entity's history a second time. Keyed by the verdict object itself (a new one each
- * evaluate): any other verdict is judged afresh. Two references kept, nothing allocated per reading.
+ * The day each verdict judged. Explain is asked right after evaluate for the same verdict (the engine describing an
+ * alert, `evaluateExplained`); it takes the day from here instead of judging it again, which queried the entity's
+ * history a second time. Keyed by the verdict object itself (a new one each evaluate, a benchmark day a network and
+ * code: a few dozen a poll): any other verdict is judged afresh, and nothing outlives its verdict.
  */
-let lastVerdict: Verdict | undefined;
-let lastDay: JudgedDay | undefined;
+const judgedDays = new WeakMap<Verdict, JudgedDay>();
 
 /** The `stale_benchmark` rule kind. */
 export const staleBenchmark = defineKind({
@@ -104,12 +103,11 @@ export const staleBenchmark = defineKind({
     const j = judgeDay(input);
     if ('status' in j) return j;
     const v: Verdict = { status: j.reason === null ? 'ok' : 'breach', value: j.value, threshold: j.threshold };
-    lastVerdict = v;
-    lastDay = j;
+    judgedDays.set(v, j);
     return v;
   },
   explain(input, v) {
-    const j = v === lastVerdict ? lastDay! : judgeDay(input);
+    const j = judgedDays.get(v) ?? judgeDay(input);
     return 'status' in j ? {} : { age: j.age, incomplete_for: j.incomplete_for, day: j.day, max_age: j.max_age, reason: j.reason };
   },
 });
