@@ -26,8 +26,9 @@ describe('price_deviation', () => {
   });
 
   it.each([
-    { name: 'oracle price missing', o: null, s: 1, reason: 'oracle_price_scaled missing or not a number' },
-    { name: 'service price missing', o: 1, s: null, reason: 'service_price missing or not a number' },
+    { name: 'oracle price missing', o: null, s: 1, reason: 'oracle_price_scaled missing' },
+    { name: 'oracle price not a number', o: 'n/a', s: 1, reason: 'oracle_price_scaled not a number: n/a' },
+    { name: 'service price missing', o: 1, s: null, reason: 'service_price missing' },
     { name: 'service price zero', o: 1, s: 0, reason: 'service_price 0 is not positive' },
     { name: 'oracle price negative', o: -1, s: 1, reason: 'oracle price -1 is negative' },
   ])('data error: $name', ({ o, s, reason }) => {

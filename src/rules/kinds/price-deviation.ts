@@ -4,7 +4,7 @@
  * A missing or non-positive price cannot be compared: a data error.
  */
 import { num } from '../coerce.js';
-import { defineKind, notMine, positive } from '../define.js';
+import { defineKind, notANumber, notMine, positive } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
 
 // Float noise: |1.01 − 1| / 1 is 0.0100000000000000089; a deviation meant to equal max_deviation is not above it.
@@ -23,8 +23,8 @@ export const priceDeviation = defineKind({
     if (reading.kind !== 'market') return notMine('market', reading);
     const oracle = num(reading.fields.oracle_price_scaled);
     const service = num(reading.fields.service_price);
-    if (oracle === null) return { status: 'data_error', reason: 'oracle_price_scaled missing or not a number' };
-    if (service === null) return { status: 'data_error', reason: 'service_price missing or not a number' };
+    if (oracle === null) return notANumber('oracle_price_scaled', reading.fields.oracle_price_scaled);
+    if (service === null) return notANumber('service_price', reading.fields.service_price);
     if (service <= 0) return { status: 'data_error', reason: `service_price ${service} is not positive`, value: service };
     if (oracle < 0) return { status: 'data_error', reason: `oracle price ${oracle} is negative`, value: oracle };
     const deviation = Math.abs(oracle - service) / service;

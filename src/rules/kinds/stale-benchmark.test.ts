@@ -93,7 +93,8 @@ describe('stale_benchmark', () => {
   });
 
   it.each([
-    { name: 'day missing', fields: { day: null }, reason: 'day missing or not a number' },
+    { name: 'day missing', fields: { day: null }, reason: 'day missing' },
+    { name: 'day not a number', fields: { day: 'soon' }, reason: 'day not a number: soon' },
     { name: 'day in the future', fields: { day: at(49) }, reason: `day ${new Date(at(49)).toISOString()} is in the future` },
   ])('data error: $name', ({ fields, reason }) => {
     expect(judge(staleBenchmark, r, benchmark(fields, at(20)), { now: at(20) })).toEqual({ status: 'data_error', reason });

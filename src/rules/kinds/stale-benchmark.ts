@@ -15,7 +15,7 @@
 import type { Reading } from '../../model.js';
 import { duration, positiveDuration } from '../../config/duration.js';
 import { bool, num } from '../coerce.js';
-import { defineKind, notMine, type RuleOf } from '../define.js';
+import { defineKind, notANumber, notMine, type RuleOf } from '../define.js';
 import type { EvalInput, Verdict } from '../rule-kind.js';
 
 const DAY = 86_400_000;
@@ -57,7 +57,7 @@ interface JudgedDay {
 function judgeDay({ rule, reading, now, history }: EvalInput<StaleRule>): JudgedDay | Verdict {
   if (reading.kind !== 'benchmark') return notMine('benchmark', reading);
   const day = num(reading.fields.day);
-  if (day === null) return { status: 'data_error', reason: 'day missing or not a number' };
+  if (day === null) return notANumber('day', reading.fields.day);
   if (day > now + DAY) return { status: 'data_error', reason: `day ${new Date(day).toISOString()} is in the future` };
   const isStale = bool(reading.fields.isStale);
   const isComplete = bool(reading.fields.isComplete);
