@@ -55,34 +55,6 @@ function partTimes(chunks: Iterable<OpenChunk>, staged: Iterable<{ start: number
   return times;
 }
 
-/** The smallest `at` > t of a bucket of `entity` that starts after t − 5 minutes (merged parts), or undefined. Needs no shapes. */
-function createBucketNextAt(db: Database.Database): (entity: number, t: number) => number | undefined {
-  const chunks = db.prepare<[number, number, number], { start: number; data: Buffer }>(
-    `SELECT start, data FROM reading_bucket_chunks WHERE entity = ? AND start BETWEEN ? AND ? ORDER BY start, id`,
-  );
-  const staged = db.prepare<[number, number, number], { start: number; at: number; seen_at: number }>(
-    `SELECT start, at, seen_at FROM reading_buckets WHERE entity = ? AND start BETWEEN ? AND ?`,
-  );
-  const later = db.prepare<[number, number, number, number], { t: number | null }>(
-    `SELECT min(t) AS t FROM (SELECT min(start) AS t FROM reading_bucket_chunks WHERE entity = ? AND start > ?
-     UNION ALL SELECT min(start) FROM reading_buckets WHERE entity = ? AND start > ?)`,
-  );
-  return (entity, t) => {
-    // A merged bucket's time is its latest part's; within one hour, a later start means a later time.
-    for (let lo: number | null = t - BUCKET_MS + 1; lo !== null; ) {
-      const hi: number = chunkStart(lo) + CHUNK_MS - 1;
-      const open = chunks.all(entity, chunkStart(lo), hi).map((row) => openChunk(row.data, row.start));
-      let found: { start: number; at: number } | undefined;
-      for (const [start, m] of partTimes(open, staged.all(entity, lo, hi), lo, hi)) {
-        if (m.at > t && (!found || start < found.start)) found = { start, at: m.at };
-      }
-      if (found) return found.at;
-      lo = later.get(entity, hi, entity, hi)?.t ?? null;
-    }
-    return undefined;
-  };
-}
-
 /** The bucket tables of an open, migrated database; `shapeOf` gives a shape id's shape. */
 export function createBucketStore(db: Database.Database, shapeOf: (id: number) => Shape) {
   const w = new Writer();
@@ -128,6 +100,10 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
   const oldestOf = db.prepare<[], { a: number | null; b: number | null }>(
     `SELECT (SELECT min(start) FROM reading_buckets) AS a, (SELECT min(start) FROM reading_bucket_chunks) AS b`,
   );
+  const later = db.prepare<[number, number, number, number], { t: number | null }>(
+    `SELECT min(t) AS t FROM (SELECT min(start) AS t FROM reading_bucket_chunks WHERE entity = ? AND start > ?
+     UNION ALL SELECT min(start) FROM reading_buckets WHERE entity = ? AND start > ?)`,
+  );
 
   function stagedRead(row: StagedRow, pick?: FieldPick): Bucket {
     const shape = shapeOf(row.shape);
@@ -153,6 +129,27 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
     }
     for (const row of parts.staged) if (want(row.start)) addPart(byStart, stagedRead(row));
     return byStart;
+  }
+
+  /** The smallest `at` > t of a bucket of `entity` that starts after t − 5 minutes (merged parts), or undefined. Builds no values. */
+  function nextAt(entity: number, t: number): number | undefined {
+    // A merged bucket's time is its latest part's; within one hour, a later start means a later time.
+    for (let lo: number | null = t - BUCKET_MS + 1; lo !== null; ) {
+      const hi: number = chunkStart(lo) + CHUNK_MS - 1;
+      const parts = partsIn(entity, lo, hi);
+      let found: { start: number; at: number } | undefined;
+      for (const [start, m] of partTimes(
+        parts.chunks.map((p) => p.c),
+        parts.staged,
+        lo,
+        hi,
+      )) {
+        if (m.at > t && (!found || start < found.start)) found = { start, at: m.at };
+      }
+      if (found) return found.at;
+      lo = later.get(entity, hi, entity, hi)?.t ?? null;
+    }
+    return undefined;
   }
 
   /** The entity's buckets with lo ≤ start ≤ hi, each with its parts merged, by start. */
@@ -297,7 +294,7 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
     partsOf,
     atOrBefore,
     /** The smallest `at` > t of a bucket of an entity that starts after t − 5 minutes (merged parts), or undefined. */
-    nextAt: createBucketNextAt(db),
+    nextAt,
     iterate,
     fold,
     seal,
