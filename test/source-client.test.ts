@@ -422,6 +422,24 @@ describe('transport', () => {
     }
   });
 
+  it('reads the body as body.text() would: a leading BOM dropped, a character split across writes whole, a bad byte as U+FFFD', async () => {
+    const json = Buffer.from('{"data":{"metrics":[{"market_id":"m-é-😀","chain":"b?se"}]}}', 'utf8');
+    json[json.indexOf('?')] = 0xff; // not UTF-8
+    const split = json.indexOf(0xf0) + 2; // inside the emoji's four bytes
+    const srv = await rawServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(Buffer.from([0xef, 0xbb, 0xbf]));
+      res.write(json.subarray(0, split), () => setImmediate(() => res.end(json.subarray(split))));
+    });
+    try {
+      const c = createDataServiceClient(sourceConfig({ url: srv.url, catalogUrl: srv.url }));
+      clients.push(c);
+      expect(await c.metrics({ limit: 1 })).toEqual([{ market_id: 'm-é-😀', chain: 'b\ufffdse' }]);
+    } finally {
+      await srv.close();
+    }
+  });
+
   it('sends through a dispatcher passed in, and leaves it open on close()', async () => {
     const agent = new Agent();
     try {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { benchmarkReading } from '../src/source/parse/benchmarks.js';
 import { listReadings } from '../src/source/parse/lists.js';
-import { marketReadings } from '../src/source/parse/markets.js';
+import { marketReadings, marketsWithoutDecimals } from '../src/source/parse/markets.js';
 import { performanceReadings } from '../src/source/parse/performance.js';
 import { parseJsonExact } from '../src/source/json.js';
 
@@ -42,6 +42,26 @@ function metricsRow(over: Record<string, unknown> = {}, market: Record<string, u
 }
 
 describe('market readings', () => {
+  it('reads as if it learned every row itself when told how many rows were learned already (the metrics poll asks about markets without decimals first)', () => {
+    // Two rows per market, told apart in a member (the last readable one wins); b and c without decimals until the
+    // rows the poll asked about on their own, appended after the ones learned.
+    const rows = [
+      metricsRow({ market_id: 'a', timestamp: sec(POLL - 70_000) }, { chain: 'base' }),
+      metricsRow({ market_id: 'a' }, { chain: 'Base' }),
+      metricsRow({ market_id: 'b' }, { loan_asset_decimals: null }),
+      metricsRow({ market_id: 'c' }, { collateral_asset_decimals: 'x' }),
+    ];
+    const asked = [metricsRow({ market_id: 'b', timestamp: sec(POLL - 90_000) }), metricsRow({ market_id: 'c', timestamp: sec(POLL - 90_000) })];
+    const known = new Map();
+    expect(marketsWithoutDecimals(rows, known)).toEqual(['b', 'c']);
+    const told = marketReadings([...rows, ...asked], POLL, { known, learned: rows.length });
+    const itself = new Map();
+    expect(told).toEqual(marketReadings([...rows, ...asked], POLL, { known: itself }));
+    expect(known).toEqual(itself);
+    expect(told.readings.map((r) => r.labels.chain)).toEqual(['Base', 'base', 'base']);
+    expect(told.readings.every((r) => typeof r.fields.oracle_price_scaled === 'number')).toBe(true);
+  });
+
   it('one reading per market with the labels others depend on', () => {
     const { readings, rejected } = marketReadings([metricsRow()], POLL);
     expect(rejected).toEqual([]);

@@ -6,12 +6,17 @@
  *
  * The key is the SHA-256 digest of a shorter text that determines the shape all the same: the number of its
  * **layout** (the label keys, the field keys in order, which fields are packed — a handful per kind, recognised by
- * comparing keys, not by text) and the JSON of an array of the label values, the fixed (non-packed) field values and
- * the unreadable map. Equal keys mean equal shapes:
- * - a layout number names one layout only (numbers are never reused);
- * - each array element is the JSON of exactly what the shape's JSON holds there (a fixed value that JSON leaves out —
- *   undefined — is `null` in the array, and left out of the shape in both cases: no fixed value is ever null, null is
- *   packed); a label that is not a string has no key (`undefined`: the caller builds the shape's text instead).
+ * comparing keys, not by text) and, one after another, the label values, the fixed (non-packed) field values and the
+ * unreadable map, each written by {@link keyPart} in a form that says where it ends (a string as its length and its
+ * characters: no JSON escaping, which was most of a market's key — its `market` object and addresses). Equal keys
+ * mean equal shapes:
+ * - a layout number names one layout only (numbers are never reused), and says how many parts follow;
+ * - each part is self-delimiting and written from exactly the value the shape's JSON is written from, so equal parts
+ *   mean equal JSON there (a part may tell apart values JSON writes alike — NaN and null, an undefined member and
+ *   none: that costs a lookup, never a wrong id); a label that is not a string has no key (`undefined`: the caller
+ *   builds the shape's text instead).
+ * - the text is hashed as UTF-8, which merges lone surrogates: a string that is not well formed is written as its
+ *   JSON (which escapes them), never as itself.
  * A shape has several keys only in the way the shape's text has several readings (e.g. an empty unreadable map);
  * that costs a lookup in the database, never a wrong id.
  */
@@ -45,6 +50,62 @@ export interface ShapeKeyer {
    */
   readonly last: PackedLayout;
 }
+
+/** A string's part: its length and its characters, or its JSON when it holds a lone surrogate (UTF-8 would merge it). */
+function stringPart(s: string): string {
+  return isWellFormed(s) ? `s${s.length}:${s}` : jsonPart(s);
+}
+
+/** Any value's part as its JSON text, with the text's length (`u` for undefined, which JSON leaves out). */
+function jsonPart(v: unknown): string {
+  const json = JSON.stringify(v) as string | undefined;
+  return json === undefined ? 'u' : `j${json.length}:${json}`;
+}
+
+const isPlain = (v: object): boolean => {
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+};
+
+/**
+ * A value's part of the key, self-delimiting: a string by {@link stringPart}; a number as its `String()` (JSON writes
+ * it so, or null when not finite); true, false, null, undefined as one letter; a plain object whose members are all
+ * of those as its keys and members in JSON's order (`Object.keys`) between `o` and `}`; anything else (arrays, nested
+ * objects, values with `toJSON`) by {@link jsonPart}.
+ */
+export function keyPart(v: unknown): string {
+  if (typeof v === 'string') return stringPart(v);
+  if (typeof v === 'object' && v !== null && isPlain(v)) {
+    const o = v as Record<string, unknown>;
+    let text = 'o';
+    for (const k of Object.keys(o)) {
+      const m = scalarPart(o[k]);
+      if (m === undefined) return jsonPart(v);
+      text += stringPart(k) + m;
+    }
+    return `${text}}`;
+  }
+  return scalarPart(v) ?? jsonPart(v);
+}
+
+/** The part of a string, number, boolean, null or undefined; undefined for anything else. */
+function scalarPart(v: unknown): string | undefined {
+  switch (typeof v) {
+    case 'string':
+      return stringPart(v);
+    case 'number':
+      return `n${v};`;
+    case 'boolean':
+      return v ? 't' : 'f';
+    case 'undefined':
+      return 'u';
+    default:
+      return v === null ? 'z' : undefined;
+  }
+}
+
+/** `String.prototype.isWellFormed` (Node 20; not in the ES2023 lib's types). */
+const isWellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed();
 
 /** Builds a keyer; its state is only the layouts it has seen. */
 export function shapeKeyer(): ShapeKeyer {
@@ -88,16 +149,15 @@ export function shapeKeyer(): ShapeKeyer {
     for (let i = 0; i < keys.length; i++) dyn[i] = isPacked(fields[keys[i]!]);
     last.keys = keys;
     const labelKeys = Object.keys(labels);
-    const values: unknown[] = [];
+    let text = '';
     for (let i = 0; i < labelKeys.length; i++) {
       const v = labels[labelKeys[i]!];
       if (typeof v !== 'string') return undefined;
-      values.push(v);
+      text += stringPart(v);
     }
-    for (let i = 0; i < keys.length; i++) if (!dyn[i]) values.push(fields[keys[i]!]);
-    values.push(unreadable && Object.keys(unreadable).length > 0 ? unreadable : null);
-    const layout = layoutOf(labelKeys, keys);
-    return hash('sha256', `${layout.no}${JSON.stringify(values)}`, 'binary');
+    for (let i = 0; i < keys.length; i++) if (!dyn[i]) text += keyPart(fields[keys[i]!]);
+    text += unreadable && Object.keys(unreadable).length > 0 ? keyPart(unreadable) : 'z';
+    return hash('sha256', `${layoutOf(labelKeys, keys).no}|${text}`, 'binary');
   };
   return Object.assign(key, { last });
 }

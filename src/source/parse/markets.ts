@@ -25,6 +25,12 @@ export interface MarketParseOptions {
    * amounts still read. Updated here from every row that carries the object.
    */
   known?: Map<string, MarketInfo>;
+  /**
+   * How many of the rows, from the first, `known` has already learned from ({@link marketsWithoutDecimals} over
+   * them, as the metrics poll runs it before asking about markets without decimals): not learned from again. What
+   * `known` ends up holding is the same either way — a member's value is the last readable one of the rows in order.
+   */
+  learned?: number;
 }
 
 const INFO_STRINGS = ['chain', 'loan_asset', 'loan_asset_symbol', 'collateral_asset', 'collateral_asset_symbol', 'market_address', 'oracle'] as const;
@@ -194,7 +200,7 @@ export function* marketReadingsSteps(rows: readonly unknown[], pollTime: number,
       rejected.push({ reason: 'missing_id', detail: 'metrics row without a usable market_id' });
       continue;
     }
-    if (opts.known && isObject(row.market)) {
+    if (opts.known && n > (opts.learned ?? 0) && isObject(row.market)) {
       const info = learnMarket(row, opts.known.get(id));
       if (info) opts.known.set(id, info);
     }

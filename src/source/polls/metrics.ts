@@ -26,8 +26,10 @@ async function run(cfg: PollConfigOf<'metrics'>, ctx: PollContext): Promise<Poll
       ctx.log.debug('metrics result reached the poll limit', { limit: cfg.limit, hint: 'raise the poll limit, or list markets' });
     }
   }
+  // Asking about markets without decimals learns what the rows tell of their markets: the reading need not again.
+  const learned = ctx.marketInfo ? rows.length : 0;
   if (ctx.marketInfo) rows = rows.concat(await askForMarketInfo(rows, after, ctx.marketInfo, ctx));
-  const read = await runYielding(marketReadingsSteps(rows, ctx.now, { oraclePrice: ctx.oraclePrice ?? 'auto', known: ctx.marketInfo ?? new Map() }));
+  const read = await runYielding(marketReadingsSteps(rows, ctx.now, { oraclePrice: ctx.oraclePrice ?? 'auto', known: ctx.marketInfo ?? new Map(), learned }));
   return keepShard(failIfAllRejected("GraphQL metrics", rows.length, read), ctx.shard);
 }
 
