@@ -5,15 +5,19 @@
  * the table held it before the poll, through pending, absent, firing, cleared within keep_firing_for and breaching
  * again, with values, blocks and annotations that move and ones that do not. A real SQLite file.
  */
+import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { describeAlert } from '../src/alerts/engine.js';
 import { fingerprint, step, type LifecycleSettings } from '../src/alerts/lifecycle.js';
+import { createAlertRepo } from '../src/alerts/repo.js';
 import type { Reading } from '../src/model.js';
 import { num } from '../src/rules/coerce.js';
 import { ruleKinds } from '../src/rules/registry.js';
 import { evaluateExplained } from '../src/rules/rule-kind.js';
 import type { RuleBase } from '../src/rules/schema.js';
+import { openStore } from '../src/store/index.js';
 import { defaults, drive, engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
+import { allAlertRows as allRows } from './store-helpers.js';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -149,4 +153,77 @@ it('an alert judged in place again at the same instant is written only when a co
   expect(engine.repo.writes()).toBe(writes + 1);
   expect(row()!.alert).toMatchObject({ state: 'pending', value: 0.98, previous_value: 0.97, peak: 0.98, last_eval_at: T0 + MIN });
   store.close();
+});
+
+/** Poll `i` (a minute apart): each market at its utilization. */
+const polls = (i: number, utilization: Record<string, number>) =>
+  outcome('markets', 'metrics', Object.entries(utilization).map(([m, u]) => market(m, T0 + i * MIN, { utilization: u, block: 100 + i })), T0 + i * MIN);
+
+it('in an incident each alert’s values go to its own row by id, and a restart reads what the last poll wrote', () => {
+  const path = join(dirs.make(), 'lookout.db');
+  let store = openStore(path);
+  const engine = engineFor(store, [util]);
+  // The in-place writes, with the id each was found by.
+  const ids: Array<number | undefined> = [];
+  const saveMoving = engine.repo.saveMoving.bind(engine.repo);
+  engine.repo.saveMoving = (t, annotations) => {
+    ids.push(t.moving_id);
+    saveMoving(t, annotations);
+  };
+  // Four markets in breach (their values move every poll, apart from each other), one fine.
+  const values = (i: number) => ({ m1: 0.91 + i / 100, m2: 0.99 - i / 100, m3: 0.95, m4: 0.93 + (i % 2) / 100, m5: 0.5 });
+  const last = 5;
+  for (let i = 0; i <= last; i++) drive(store, engine, polls(i, values(i)));
+  // Polls 1–5 judged the four alerts in place (poll 2 fires them: a transition, stepped): 4 × 4 writes, all by an id.
+  expect(ids).toHaveLength(16);
+  for (const id of ids) expect(Number.isInteger(id)).toBe(true);
+  const answered = engine.alerts();
+  const rows = allRows(store.db);
+  store.close();
+
+  store = openStore(path);
+  try {
+    const repo = createAlertRepo(store.db);
+    expect(repo.list()).toEqual(answered);
+    expect(allRows(store.db)).toEqual(rows);
+    // Each alert holds its own market's values of the last poll and the one before: no row got another's.
+    const v = values(last);
+    const before = values(last - 1);
+    for (const m of ['m1', 'm2', 'm3', 'm4'] as const) {
+      expect(repo.get(fingerprint('util', m)), m).toMatchObject({
+        state: 'firing',
+        value: v[m],
+        previous_value: before[m],
+        data_at: T0 + last * MIN,
+        block: 100 + last,
+        last_eval_at: T0 + last * MIN,
+              });
+    }
+    expect(repo.get(fingerprint('util', 'm5'))).toBeUndefined();
+    // A new engine after the restart goes on from the stored rows.
+    const after = engineFor(store, [util]);
+    drive(store, after, polls(last + 1, values(last + 1)));
+    expect(repo.get(fingerprint('util', 'm2'))).toMatchObject({ value: values(last + 1).m2, previous_value: v.m2 });
+  } finally {
+    store.close();
+  }
+});
+
+it('a moving row deleted behind the engine’s copy fails the poll that would write it; the next poll makes the alert whole again', () => {
+  const store = openStore(join(dirs.make(), 'lookout.db'));
+  try {
+    const engine = engineFor(store, [util]);
+    drive(store, engine, poll(0, 0.95));
+    // Not through the repository (nothing of lookout does this): the copy cannot know.
+    store.db.prepare(`DELETE FROM alert_moving WHERE fingerprint = ?`).run(fingerprint('util', 'm1'));
+    // Still pending, short of its `for`: judged in place, its row looked for by id.
+    expect(() => drive(store, engine, poll(1, 0.96))).toThrow(/no moving row/);
+    // The failed poll rolled back and dropped the copy: the next one reads the table (no whole row: no alert) and
+    // opens the alert again.
+    drive(store, engine, poll(2, 0.97));
+    expect(engine.repo.get(fingerprint('util', 'm1'))).toMatchObject({ state: 'pending', value: 0.97, pending_since: T0 + 2 * MIN });
+    expect(allRows(store.db)).toHaveLength(1);
+  } finally {
+    store.close();
+  }
 });

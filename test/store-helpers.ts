@@ -35,3 +35,6 @@ export function market(entity: string, at: number, utilization = 0.5, extra: Rec
 export function reading(kind: ReadingKind, entity: string, at: number, fields: Record<string, unknown>): Reading {
   return { kind, entity, at, labels: { entity, chain: 'base' }, fields };
 }
+
+/** Every column of every alert, as a plain query of the `alerts` view answers (an operator's, `SELECT *`). */
+export const allAlertRows = (db: { prepare(sql: string): { all(): unknown[] } }): unknown[] => db.prepare(`SELECT * FROM alerts ORDER BY rule, entity`).all();

@@ -21,6 +21,7 @@ import { breachInPlace, breachKeepsStanding, cloneAlert, fingerprint, isActive, 
 import { createAlertRepo, type AlertRepo } from './repo.js';
 import { builtinDescription, SOURCE_DOWN, WATCHDOG, WATCHDOG_ENTITY } from './builtin.js';
 import { EntityFilter } from './entity-filter.js';
+import { labelsText, sameAsText } from './labels-seen.js';
 import { HistoryMemo } from './history-memo.js';
 import { TrackedRows } from './tracked-rows.js';
 import { HEAVY_ROWS_PER_STEP, ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
@@ -503,7 +504,7 @@ export class AlertEngine {
       // Most active alerts of an incident, every poll: no transition, so no step, signal, describer or copy. Described
       // as describeAlert does, without its object: the labels must be the alert's own, the annotations may move.
       const a = prev.alert;
-      if (sameLabels(a.labels, rule, reading)) {
+      if (sameLabelsKept(prev, rule, reading)) {
         const annotations = renderAnnotations(rule, this.described(reading), this.explain(c, reading, verdict), a.annotations);
         const moved = annotations !== a.annotations;
         if (breachInPlace(prev, verdict, reading.at, num(reading.fields.block), s.now, annotations)) this.rows.saveMoving(prev, moved, s.now);
@@ -655,6 +656,28 @@ function sameLabels(labels: Readonly<Record<string, string>>, rule: RuleBase, re
   for (let i = 0; i < keys.length; i++) if (labels[keys[i]!] !== values[i]) return false;
   for (const _ in labels) n--;
   return n === 0;
+}
+
+/**
+ * A row of the engine's copy with what its alert's labels were last found equal to (src/alerts/labels-seen.ts): the
+ * text, and the labels object and rule it holds for (a step gives the alert new labels, a reload new rules).
+ */
+interface SeenRow extends TrackedAlert {
+  seen_labels?: string | undefined;
+  seen_for?: Readonly<Record<string, string>>;
+  seen_rule?: RuleBase;
+}
+
+/** {@link sameLabels} for an alert of the engine's copy, by the text kept with its row where the row has one. */
+function sameLabelsKept(t: SeenRow, rule: RuleBase, reading: Reading): boolean {
+  const labels = t.alert.labels;
+  const { over } = ruleLabels(rule);
+  if (t.seen_labels !== undefined && t.seen_for === labels && t.seen_rule === rule && sameAsText(t.seen_labels, reading.labels, over)) return true;
+  if (!sameLabels(labels, rule, reading)) return false;
+  t.seen_labels = labelsText(reading.labels, over);
+  t.seen_for = labels;
+  t.seen_rule = rule;
+  return true;
 }
 
 /** The memo as this poll's history view: brought up to date with the store when a rule first looks back; `range` cached per poll. */

@@ -72,6 +72,12 @@ export interface StepInput {
 export interface TrackedAlert {
   alert: Alert;
   cleared_at: number | null;
+  /**
+   * Where its moving columns are stored (`alert_moving.id`, schema 14): set by the repository on the rows it reads and
+   * saves, so the engine's write of a judged reading finds the row by an integer (src/alerts/repo.ts). A step's next
+   * state keeps its previous state's (the same alert, the same row); a new alert has none until it is saved.
+   */
+  moving_id?: number;
 }
 
 /** Output of {@link step}. */
@@ -227,7 +233,7 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
       emit(s, 'settled');
     }
   }
-  const next = { alert: a, cleared_at: s.cleared_at };
+  const next: TrackedAlert = { alert: a, cleared_at: s.cleared_at, moving_id: prev?.moving_id };
   return dataError !== undefined ? { next, events: s.events, dataError } : { next, events: s.events };
 }
 

@@ -16,7 +16,36 @@ import type { Migration } from '../store/migrations.js';
 
 const STANDING = `fingerprint, rule, kind, entity, state, flapping, severity, labels, pending_since, firing_since, resolved_at,
   last_notified_at, changes`;
-const MOVING = `fingerprint, value, threshold, previous_value, peak, data_at, block, last_eval_at, absent_polls, annotations, cleared_at`;
+/** The columns of `alert_moving` as schema 13 made them (schema 14 adds a row id: src/alerts/moving-id-migration.ts). */
+export const MOVING = `fingerprint, value, threshold, previous_value, peak, data_at, block, last_eval_at, absent_polls, annotations, cleared_at`;
+
+/** The types of the columns of `alert_moving` but its key, as schema 13 made them (schema 14 keeps them). */
+export const MOVING_TYPES = `value REAL,
+  threshold REAL,
+  previous_value REAL,
+  peak REAL,
+  data_at INTEGER,
+  block INTEGER,
+  last_eval_at INTEGER NOT NULL,
+  absent_polls INTEGER NOT NULL DEFAULT 0,
+  annotations TEXT NOT NULL,
+  cleared_at INTEGER`;
+
+/**
+ * The `alerts` view over both tables, with the old table's columns in their order, and its delete. Schema 14 makes
+ * it again over its rebuilt `alert_moving`.
+ */
+export const ALERTS_VIEW = `
+CREATE VIEW alerts AS
+  SELECT s.fingerprint, s.rule, s.kind, s.entity, s.state, s.flapping, s.severity, s.labels, m.annotations, m.value,
+    m.threshold, m.previous_value, m.peak, m.data_at, m.block, s.pending_since, s.firing_since, s.resolved_at,
+    m.last_eval_at, s.last_notified_at, m.absent_polls, s.changes, m.cleared_at
+  FROM alert_standing s JOIN alert_moving m ON m.fingerprint = s.fingerprint;
+CREATE TRIGGER alerts_delete INSTEAD OF DELETE ON alerts BEGIN
+  DELETE FROM alert_standing WHERE fingerprint = old.fingerprint;
+  DELETE FROM alert_moving WHERE fingerprint = old.fingerprint;
+END;
+`;
 
 /** Version 13; see the module comment. */
 export const alertMovingMigration = {
@@ -40,30 +69,12 @@ CREATE TABLE alert_standing (
 ) WITHOUT ROWID;
 CREATE TABLE alert_moving (
   fingerprint TEXT PRIMARY KEY,
-  value REAL,
-  threshold REAL,
-  previous_value REAL,
-  peak REAL,
-  data_at INTEGER,
-  block INTEGER,
-  last_eval_at INTEGER NOT NULL,
-  absent_polls INTEGER NOT NULL DEFAULT 0,
-  annotations TEXT NOT NULL,
-  cleared_at INTEGER
+  ${MOVING_TYPES}
 ) WITHOUT ROWID;
 INSERT INTO alert_standing (${STANDING}) SELECT ${STANDING} FROM alerts;
 INSERT INTO alert_moving (${MOVING}) SELECT ${MOVING} FROM alerts;
 DROP TABLE alerts;
 CREATE UNIQUE INDEX alerts_rule_entity ON alert_standing (rule, entity);
 CREATE INDEX alerts_live ON alert_standing (state) WHERE state IN ('pending', 'firing') OR flapping = 1;
-CREATE VIEW alerts AS
-  SELECT s.fingerprint, s.rule, s.kind, s.entity, s.state, s.flapping, s.severity, s.labels, m.annotations, m.value,
-    m.threshold, m.previous_value, m.peak, m.data_at, m.block, s.pending_since, s.firing_since, s.resolved_at,
-    m.last_eval_at, s.last_notified_at, m.absent_polls, s.changes, m.cleared_at
-  FROM alert_standing s JOIN alert_moving m ON m.fingerprint = s.fingerprint;
-CREATE TRIGGER alerts_delete INSTEAD OF DELETE ON alerts BEGIN
-  DELETE FROM alert_standing WHERE fingerprint = old.fingerprint;
-  DELETE FROM alert_moving WHERE fingerprint = old.fingerprint;
-END;
-`,
+${ALERTS_VIEW}`,
 } satisfies Migration;

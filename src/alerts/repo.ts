@@ -47,14 +47,15 @@ export interface AlertRepo {
   /**
    * For the engine: saves an alert with its bookkeeping. `prev`, when given, must be the row as stored now (what
    * {@link getTracked} or {@link trackedForRules} returned, or what was last saved): nothing is written when nothing
-   * changed, and only the columns a judged reading moves when the alert kept its state, labels and times. Returns
-   * whether it wrote.
+   * changed, and only the columns a judged reading moves when the alert kept its state, labels and times. Notes on
+   * `t` where its moving row is (`moving_id`: the row saved, or `prev`'s). Returns whether it wrote.
    */
   saveTracked(t: TrackedAlert, prev?: TrackedAlert): boolean;
   /**
    * For the engine: writes the columns a judged reading moves (value, threshold, previous value, peak, data time,
    * block, evaluation time, absent polls, `cleared_at`; the annotations when `annotations` says they changed) of an
    * alert whose standing is as stored: what {@link saveTracked} writes for it, without comparing it with the row.
+   * Found by `t.moving_id` where it has one (an id that finds no row throws: the row went behind the caller's back).
    */
   saveMoving(t: TrackedAlert, annotations: boolean): void;
   /** Forgets an alert without a transition (its entity moved to another replica). */
@@ -100,6 +101,7 @@ type AlertRow = Omit<Alert, 'flapping' | 'labels' | 'annotations' | 'changes'> &
   annotations: string;
   changes: string;
   cleared_at: number | null;
+  moving_id: number;
 };
 
 interface EventRow {
@@ -113,6 +115,12 @@ interface EventRow {
 const COLS = `fingerprint, rule, kind, entity, state, flapping, severity, labels, annotations, value, threshold,
   previous_value, peak, data_at, block, pending_since, firing_since, resolved_at, last_eval_at, last_notified_at,
   absent_polls, changes, cleared_at`;
+/**
+ * Where the rows are read: the two tables the `alerts` view joins (src/alerts/moving-migration.ts), so a read has the
+ * moving row's id too (`moving_id`).
+ */
+const ROWS = `alert_standing JOIN alert_moving USING (fingerprint)`;
+const READ_COLS = `${COLS}, alert_moving.id AS moving_id`;
 const STANDING_COLS = `fingerprint, rule, kind, entity, state, flapping, severity, labels, pending_since, firing_since,
   resolved_at, last_notified_at, changes`;
 const MOVING_COLS = `fingerprint, value, threshold, previous_value, peak, data_at, block, last_eval_at, absent_polls,
@@ -145,6 +153,7 @@ function toTracked(r: AlertRow): TrackedAlert {
       changes: JSON.parse(r.changes) as number[],
     },
     cleared_at: r.cleared_at,
+    moving_id: r.moving_id,
   };
 }
 
@@ -228,34 +237,44 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
      ON CONFLICT (fingerprint) DO UPDATE SET value = excluded.value, threshold = excluded.threshold,
        previous_value = excluded.previous_value, peak = excluded.peak, data_at = excluded.data_at, block = excluded.block,
        last_eval_at = excluded.last_eval_at, absent_polls = excluded.absent_polls, annotations = excluded.annotations,
-       cleared_at = excluded.cleared_at`,
+       cleared_at = excluded.cleared_at
+     RETURNING id`,
   );
-  // What a judged reading of an alert that kept its standing changes: its narrow row alone.
-  const moved = db.prepare<[number | null, number | null, number | null, number | null, number | null, number | null, number, number, string | null, number | null, string]>(
-    `UPDATE alert_moving SET value = ?, threshold = ?, previous_value = ?, peak = ?, data_at = ?, block = ?, last_eval_at = ?,
-       absent_polls = ?, annotations = coalesce(?, annotations), cleared_at = ? WHERE fingerprint = ?`,
-  );
+  // What a judged reading of an alert that kept its standing changes: its narrow row alone, found by its id where the
+  // row was read or saved here (every row of the engine's copy), else by its fingerprint.
+  const MOVED = `UPDATE alert_moving SET value = ?, threshold = ?, previous_value = ?, peak = ?, data_at = ?, block = ?,
+    last_eval_at = ?, absent_polls = ?, annotations = coalesce(?, annotations), cleared_at = ?`;
+  type Moved = [number | null, number | null, number | null, number | null, number | null, number | null, number, number, string | null, number | null];
+  const movedById = db.prepare<[...Moved, number]>(`${MOVED} WHERE id = ?`);
+  const movedByFingerprint = db.prepare<[...Moved, string]>(`${MOVED} WHERE fingerprint = ?`);
   const writeMoving = (t: TrackedAlert, annotations: boolean): void => {
     const a = t.alert;
-    moved.run(finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, annotations ? JSON.stringify(a.annotations) : null, t.cleared_at, a.fingerprint);
+    const text = annotations ? JSON.stringify(a.annotations) : null;
+    if (t.moving_id === undefined) {
+      movedByFingerprint.run(finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, text, t.cleared_at, a.fingerprint);
+      return;
+    }
+    const { changes } = movedById.run(finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, text, t.cleared_at, t.moving_id);
+    // Ids are never given twice (AUTOINCREMENT): none found is a copy that outlived its row, not another alert's row.
+    if (changes !== 1) throw new Error(`alert ${a.fingerprint}: no moving row ${t.moving_id} (the row was deleted behind the engine's copy)`);
   };
-  const getOne = db.prepare<[string], AlertRow>(`SELECT ${COLS} FROM alerts WHERE fingerprint = ?`);
+  const getOne = db.prepare<[string], AlertRow>(`SELECT ${READ_COLS} FROM ${ROWS} WHERE fingerprint = ?`);
   const listAll = db.prepare<{ states: string | null; rule: string | null }, AlertRow>(
-    `SELECT ${COLS} FROM alerts
+    `SELECT ${READ_COLS} FROM ${ROWS}
      WHERE (@states IS NULL OR state IN (SELECT value FROM json_each(@states))) AND (@rule IS NULL OR rule = @rule)
      ORDER BY rule, entity`,
   );
   const forRules = db.prepare<[string], AlertRow>(
-    `SELECT ${COLS} FROM alerts WHERE rule IN (SELECT value FROM json_each(?))`,
+    `SELECT ${READ_COLS} FROM ${ROWS} WHERE rule IN (SELECT value FROM json_each(?))`,
   );
   const activeRows = db.prepare<[], Pick<Alert, 'rule' | 'severity' | 'state'>>(
     `SELECT rule, severity, state FROM alert_standing WHERE state IN ('pending', 'firing')`,
   );
   const live = db.prepare<[], AlertRow>(
-    `SELECT ${COLS} FROM alerts WHERE state IN ('pending', 'firing') OR flapping = 1 ORDER BY rule, entity`,
+    `SELECT ${READ_COLS} FROM ${ROWS} WHERE state IN ('pending', 'firing') OR flapping = 1 ORDER BY rule, entity`,
   );
   const orphans = db.prepare<[string], AlertRow>(
-    `SELECT ${COLS} FROM alerts WHERE (state IN ('pending', 'firing') OR flapping = 1)
+    `SELECT ${READ_COLS} FROM ${ROWS} WHERE (state IN ('pending', 'firing') OR flapping = 1)
        AND rule NOT IN (SELECT value FROM json_each(?)) ORDER BY rule, entity`,
   );
   const insertEvent = db.prepare(
@@ -323,10 +342,13 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
       if (prev === undefined || !sameStanding(prev.alert, t.alert)) {
         const params = toParams(t);
         upsertStanding.run(params);
-        upsertMoving.run(params);
-      } else if (!sameReading(prev, t)) {
-        writeMoving(t, !sameRecord(prev.alert.annotations, t.alert.annotations));
-      } else return false;
+        t.moving_id = (upsertMoving.get(params) as { id: number }).id;
+        wrote();
+        return true;
+      }
+      t.moving_id = prev.moving_id; // the same row as prev's
+      if (sameReading(prev, t)) return false;
+      writeMoving(t, !sameRecord(prev.alert.annotations, t.alert.annotations));
       wrote();
       return true;
     },

@@ -20,6 +20,7 @@ import { latestEntitiesMigration } from './latest-entities-migration.js';
 import { bucketChunksMigration } from './bucket-chunks-migration.js';
 import { rawChunksMigration } from './raw-chunks-migration.js';
 import { alertMovingMigration } from '../alerts/moving-migration.js';
+import { alertMovingIdMigration } from '../alerts/moving-id-migration.js';
 
 /** One schema change. `up` is SQL run with `db.exec` inside a transaction (so no VACUUM or journal_mode in it). */
 export interface Migration {
@@ -47,6 +48,7 @@ export const migrations: readonly Migration[] = [
   bucketChunksMigration, // 11: buckets of past hours as one chunk per entity and hour (src/store/bucket-chunks-migration.ts)
   rawChunksMigration, // 12: full-resolution history of past hours as one chunk per entity and hour (src/store/raw-chunks-migration.ts)
   alertMovingMigration, // 13: an alert's row in two tables, the columns a judged reading moves apart, `alerts` a view of both (src/alerts/moving-migration.ts)
+  alertMovingIdMigration, // 14: `alert_moving` keyed by an integer id the engine keeps, its fingerprint unique beside it (src/alerts/moving-id-migration.ts)
 ];
 
 /** One row of `schema_migrations`. */
