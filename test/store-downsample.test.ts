@@ -273,7 +273,7 @@ describe('buckets sealed in hourly chunks, a bucket folded in two parts', () => 
     expect(a.nextAt('market', 'm1', H + 7 * MIN + 9_000)).toBe(H + 9 * MIN + 30_000);
     expect(a.nextAt('market', 'm1', H + 3 * HOUR)).toBeUndefined();
     expect(stepped.readings.historyAt('market', 'm1', H + 25 * MIN)?.bucket?.max.utilization).toBe(0.999);
-  });
+  }, 120_000); // every read of every entity, bucket and time, twice: 10–15 s on a quiet 2-core VM, 50 s when it is loaded
 
   it('seals an hour only once every row of it is folded, however few rows a call folds', () => {
     const store = tempStore(dirs, 'paced.db');
