@@ -138,14 +138,8 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
       const hi: number = chunkStart(lo) + CHUNK_MS - 1;
       const parts = partsIn(entity, lo, hi);
       let found: { start: number; at: number } | undefined;
-      for (const [start, m] of partTimes(
-        parts.chunks.map((p) => p.c),
-        parts.staged,
-        lo,
-        hi,
-      )) {
-        if (m.at > t && (!found || start < found.start)) found = { start, at: m.at };
-      }
+      const times = partTimes(parts.chunks.map((p) => p.c), parts.staged, lo, hi);
+      for (const [start, m] of times) if (m.at > t && (!found || start < found.start)) found = { start, at: m.at };
       if (found) return found.at;
       lo = later.get(entity, hi, entity, hi)?.t ?? null;
     }
