@@ -249,14 +249,11 @@ export function createAlertRepo(db: Database.Database): AlertRepo {
   const movedByFingerprint = db.prepare<[...Moved, string]>(`${MOVED} WHERE fingerprint = ?`);
   const writeMoving = (t: TrackedAlert, annotations: boolean): void => {
     const a = t.alert;
-    const text = annotations ? JSON.stringify(a.annotations) : null;
-    if (t.moving_id === undefined) {
-      movedByFingerprint.run(finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, text, t.cleared_at, a.fingerprint);
-      return;
-    }
-    const { changes } = movedById.run(finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, text, t.cleared_at, t.moving_id);
-    // Ids are never given twice (AUTOINCREMENT): none found is a copy that outlived its row, not another alert's row.
-    if (changes !== 1) throw new Error(`alert ${a.fingerprint}: no moving row ${t.moving_id} (the row was deleted behind the engine's copy)`);
+    const moved: Moved = [finite(a.value), finite(a.threshold), finite(a.previous_value), finite(a.peak), a.data_at, a.block, a.last_eval_at, a.absent_polls, annotations ? JSON.stringify(a.annotations) : null, t.cleared_at];
+    const { changes } = t.moving_id === undefined ? movedByFingerprint.run(...moved, a.fingerprint) : movedById.run(...moved, t.moving_id);
+    // Ids are never given twice (AUTOINCREMENT): none found, by id or by fingerprint, is a copy that outlived its row
+    // (deleted behind the engine's copy), not another alert's row — never a write gone nowhere.
+    if (changes !== 1) throw new Error(`alert ${a.fingerprint}: no moving row ${t.moving_id ?? 'with its fingerprint'} (the row was deleted behind the engine's copy)`);
   };
   const getOne = db.prepare<[string], AlertRow>(`SELECT ${READ_COLS} FROM ${ROWS} WHERE fingerprint = ?`);
   const listAll = db.prepare<{ states: string | null; rule: string | null }, AlertRow>(
