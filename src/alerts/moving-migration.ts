@@ -16,7 +16,11 @@ import type { Migration } from '../store/migrations.js';
 
 const STANDING = `fingerprint, rule, kind, entity, state, flapping, severity, labels, pending_since, firing_since, resolved_at,
   last_notified_at, changes`;
-/** The columns of `alert_moving` as schema 13 made them (schema 14 adds a row id: src/alerts/moving-id-migration.ts). */
+/**
+ * The columns of `alert_moving` as schema 13 made them (schema 14 adds a row id: src/alerts/moving-id-migration.ts).
+ * This and the two constants below are the text of released migrations (13 and 14): never edit them; a later schema
+ * that changes the table or the view writes its own.
+ */
 export const MOVING = `fingerprint, value, threshold, previous_value, peak, data_at, block, last_eval_at, absent_polls, annotations, cleared_at`;
 
 /** The types of the columns of `alert_moving` but its key, as schema 13 made them (schema 14 keeps them). */
