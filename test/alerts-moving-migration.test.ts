@@ -10,7 +10,7 @@ import { fingerprint, type TrackedAlert } from '../src/alerts/lifecycle.js';
 import { createAlertRepo } from '../src/alerts/repo.js';
 import type { Alert } from '../src/model.js';
 import { migrations, openStore } from '../src/store/index.js';
-import { tempDirs } from './store-helpers.js';
+import { allAlertRows, tempDirs } from './store-helpers.js';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -108,7 +108,7 @@ describe('migration 13: the columns a judged reading moves in their own table', 
       expect(repo.trackedForRules(['util']).sort((a, b) => byName(a.alert, b.alert))).toEqual(rows.filter((r) => r.alert.rule === 'util').map(stored));
       expect(repo.trackedOrphans(['util']).map((r) => r.alert.fingerprint)).toEqual(live.filter((r) => r.alert.rule !== 'util').sort((a, b) => byName(a.alert, b.alert)).map((r) => r.alert.fingerprint));
       // A plain query of `alerts` (an operator's, a tool's) gets the old table's columns, in its order, and its values.
-      const all = store.db.prepare(`SELECT * FROM alerts ORDER BY rule, entity`).all() as Array<Record<string, unknown>>;
+      const all = allAlertRows(store.db) as Array<Record<string, unknown>>;
       const want = [...rows].sort((a, b) => byName(a.alert, b.alert)).map(asRow);
       expect(all).toEqual(want);
       expect(Object.keys(all[0]!)).toEqual(Object.keys(want[0]!));
