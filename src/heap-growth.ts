@@ -70,7 +70,8 @@ export function applyDaemonHeapSettings(opts: { execArgv?: readonly string[]; no
     else ignoredListeners.push(opts.onCapIgnored);
   }
   if (applied) return applied;
-  const args = [...(opts.execArgv ?? process.execArgv), ...(opts.nodeOptions ?? process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  // NODE_OPTIONS may quote a flag ("--max-semi-space-size=8"), which node accepts: compared without its quotes.
+  const args = [...(opts.execArgv ?? process.execArgv), ...(opts.nodeOptions ?? process.env.NODE_OPTIONS ?? '').split(/\s+/).map((a) => a.replace(/^"(.*)"$/, '$1'))];
   let heapGrowth = 'as node was told';
   if (!args.some((a) => GROWING_FLAG.test(a))) {
     heapGrowth = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;

@@ -90,7 +90,9 @@ describe('the young generation', () => {
   });
 
   it("is left as node was told when its command line or NODE_OPTIONS sizes it", () => {
-    for (const r of [run(['--max-semi-space-size=8']), run([], { env: { NODE_OPTIONS: '--max-semi-space-size=8' } })]) {
+    // NODE_OPTIONS may quote a flag, as node's own parser allows.
+    const told = [run(['--max-semi-space-size=8']), run([], { env: { NODE_OPTIONS: '--max-semi-space-size=8' } }), run([], { env: { NODE_OPTIONS: '"--max-semi-space-size=8"' } })];
+    for (const r of told) {
       expect(r.settings.young_generation).toBe('as node was told');
       expect(r.maxSemiMb).toBeGreaterThan(YOUNG_SEMI_SPACE_CAP_MB);
       expect(r.maxSemiMb).toBeLessThanOrEqual(8);
