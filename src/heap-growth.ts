@@ -100,53 +100,98 @@ function semiSpaceBytes(): number {
 let watch: PerformanceObserver | undefined;
 
 /**
- * Keeps the young generation's semi-spaces at or under `cap` bytes (see the module's comment).
+ * What the watch over the young generation decides at each look (after a collection), apart from V8 so that its
+ * reasoning can be tested on its own. A worker thread counts from its creation until it is online (or exited without
+ * coming online): V8 applies its flag implications when the worker's isolate starts, on the worker's own thread, at a
+ * moment this thread does not see; until the worker is online, and at the first look after, a growth is not held
+ * against V8. A growth while the factor was 1 with no worker about is a strike; at the second V8 is taken not to
+ * honour the factor.
+ */
+export class YoungGenerationWatch {
+  /** The factor last set. */
+  factor: 1 | 2 = 1;
+  private last: number;
+  private starting = 0;
+  private onlineSince = false;
+  private strikes = 0;
+
+  constructor(
+    firstBytes: number,
+    private readonly cap: number,
+  ) {
+    this.last = firstBytes;
+  }
+
+  /** A worker thread was created: it counts until {@link workerOnline}. */
+  workerCreated(): void {
+    this.starting++;
+  }
+
+  /** A worker created earlier is online (or exited before): V8 may have put its minimum factor back meanwhile. */
+  workerOnline(): void {
+    this.starting = Math.max(0, this.starting - 1);
+    this.onlineSince = true;
+  }
+
+  /**
+   * A look with the semi-space now `nowBytes`: the factor to set (`undefined` when the one set stands), or `ignored`
+   * when V8 grew it against the factor twice.
+   */
+  look(nowBytes: number): 1 | 2 | 'ignored' | undefined {
+    const workerAbout = this.starting > 0 || this.onlineSince;
+    if (this.factor === 1 && nowBytes > this.last && !workerAbout && ++this.strikes >= 2) return 'ignored';
+    this.onlineSince = false;
+    this.last = nowBytes;
+    const f = youngGrowthFactor(nowBytes, this.cap);
+    // Set when it changes, and again after a worker's start (which may have put V8's minimum back meanwhile) — not on
+    // every collection: this runs after each one.
+    if (f === this.factor && !workerAbout) return undefined;
+    this.factor = f;
+    return f;
+  }
+}
+
+/**
+ * Keeps the young generation's semi-spaces at or under `cap` bytes (see the module's comment and
+ * {@link YoungGenerationWatch}).
  *
  * Starting a worker thread (the store's checkpointer, at the first large commit) makes V8 apply its flag implications
  * again, and with them the minimum of 2: the factor is set again once each worker is online (node's `worker_threads`
- * diagnostics channel), and at each look. The worker's isolate starts on its own thread while this one works on, so
- * one growth may come in between: then the semi-spaces stay at twice the cap (V8 shrinks them only when allocation
- * slows). A semi-space that grew while the factor was 1 and no worker started since the last look is a strike; at the
- * second, V8 is taken not to honour the factor: it goes back to V8's 2, the watch ends and the `onCapIgnored`
- * listeners are told.
+ * diagnostics channel), and at each look while one is starting. The worker's isolate starts on its own thread while
+ * this one works on, so one growth may come in between: then the semi-spaces stay at twice the cap (V8 shrinks them
+ * only when allocation slows). When V8 is taken not to honour the factor, it goes back to V8's 2, the watch ends and
+ * the `onCapIgnored` listeners are told.
  */
 function capYoungGeneration(cap: number): void {
-  let factor: 1 | 2 = 2;
-  const setFactor = (f: 1 | 2) => {
-    factor = f;
-    setFlagsFromString(`--semi-space-growth-factor=${f}`);
-  };
+  const setFactor = (f: 1 | 2) => setFlagsFromString(`--semi-space-growth-factor=${f}`);
   // No growth until the watch has seen a collection: a long synchronous stretch runs many scavenges before the event
   // loop hands the first to the watch, and at V8's 2 the young generation could double several times in it.
-  setFactor(1);
-  let last = semiSpaceBytes();
-  let workerStarted = false;
-  let strikes = 0;
+  const state = new YoungGenerationWatch(semiSpaceBytes(), cap);
+  setFactor(state.factor);
   const onWorker = (message: unknown) => {
-    workerStarted = true;
-    (message as { worker?: Worker }).worker?.once('online', () => {
-      workerStarted = true;
-      if (watch) setFactor(factor);
-    });
+    const worker = (message as { worker?: Worker }).worker;
+    if (!worker) return;
+    state.workerCreated();
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      state.workerOnline();
+      if (watch) setFactor(state.factor);
+    };
+    worker.once('online', settle);
+    worker.once('exit', settle);
   };
   const check = () => {
-    const now = semiSpaceBytes();
-    if (factor === 1 && now > last && !workerStarted && ++strikes >= 2) {
+    const f = state.look(semiSpaceBytes());
+    if (f === 'ignored') {
       setFactor(2);
       watch?.disconnect();
       watch = undefined;
       unsubscribe('worker_threads', onWorker);
       capIgnored = true;
-      for (const f of ignoredListeners.splice(0)) f();
-      return;
-    }
-    const workerSince = workerStarted;
-    workerStarted = false;
-    last = now;
-    const f = youngGrowthFactor(now, cap);
-    // Set when it changes, and again after a worker's start (which may have put V8's minimum back meanwhile) — not on
-    // every collection: this runs after each one.
-    if (f !== factor || workerSince) setFactor(f);
+      for (const l of ignoredListeners.splice(0)) l();
+    } else if (f !== undefined) setFactor(f);
   };
   subscribe('worker_threads', onWorker);
   watch = new PerformanceObserver(check);
