@@ -250,7 +250,7 @@ export class AlertEngine {
         pending_since: Math.min(now, f.startsAt) - compiled.settings.for,
         absent_polls: 1,
       };
-      this.rows.save({ alert, cleared_at: null }, prev, now);
+      this.rows.save({ alert, cleared_at: null, moving_id: undefined, seen: undefined }, prev, now);
       this.opts.log.info('alert_adopted', { rule: f.rule, entity: f.entity, since: new Date(f.startsAt).toISOString() });
       // A copy: the engine's own changes the alerts it keeps in place (see breachInPlace).
       taken.push(cloneAlert(alert));
@@ -659,24 +659,17 @@ function sameLabels(labels: Readonly<Record<string, string>>, rule: RuleBase, re
 }
 
 /**
- * A row of the engine's copy with what its alert's labels were last found equal to (src/alerts/labels-seen.ts): the
- * text, and the labels object and rule it holds for (a step gives the alert new labels, a reload new rules).
+ * {@link sameLabels} for an alert of the engine's copy, by the text kept with its row (`seen`) where the row has one
+ * that holds for its labels object and this rule (a step gives the alert new labels, a reload new rules).
  */
-interface SeenRow extends TrackedAlert {
-  seen_labels?: string | undefined;
-  seen_for?: Readonly<Record<string, string>>;
-  seen_rule?: RuleBase;
-}
-
-/** {@link sameLabels} for an alert of the engine's copy, by the text kept with its row where the row has one. */
-function sameLabelsKept(t: SeenRow, rule: RuleBase, reading: Reading): boolean {
+function sameLabelsKept(t: TrackedAlert, rule: RuleBase, reading: Reading): boolean {
   const labels = t.alert.labels;
+  const seen = t.seen;
   const { over } = ruleLabels(rule);
-  if (t.seen_labels !== undefined && t.seen_for === labels && t.seen_rule === rule && sameAsText(t.seen_labels, reading.labels, over)) return true;
+  if (seen !== undefined && seen.labels === labels && seen.rule === rule && sameAsText(seen.text, reading.labels, over)) return true;
   if (!sameLabels(labels, rule, reading)) return false;
-  t.seen_labels = labelsText(reading.labels, over);
-  t.seen_for = labels;
-  t.seen_rule = rule;
+  const text = labelsText(reading.labels, over);
+  t.seen = text === undefined ? undefined : { text, labels, rule };
   return true;
 }
 

@@ -44,3 +44,13 @@ function field(text: string, at: number, s: string): number {
   const end = text.indexOf(SEP, at);
   return end - at === s.length && text.startsWith(s, at) ? end + 1 : -1;
 }
+
+/** What an alert's labels were last found equal to, kept with the engine's copy of its row (`TrackedAlert.seen`). */
+export interface LabelsSeen {
+  /** {@link labelsText} of the reading's labels. */
+  readonly text: string;
+  /** The alert's labels object it was found equal to: a step that gives the alert new labels makes it stale. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** The rule it was found with: a reload's new rule makes it stale. */
+  readonly rule: object;
+}

@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { Alert, AlertEvent, AlertState, Severity } from '../model.js';
 import type { Verdict } from '../rules/rule-kind.js';
+import type { LabelsSeen } from './labels-seen.js';
 
 /** The per-rule timings the lifecycle applies, all durations in ms. */
 export interface LifecycleSettings {
@@ -78,6 +79,12 @@ export interface TrackedAlert {
    * state keeps its previous state's (the same alert, the same row); a new alert has none until it is saved.
    */
   moving_id?: number;
+  /**
+   * What the engine last found this alert's labels equal to (src/alerts/labels-seen.ts), kept with its copy of the row.
+   * Declared here and set (to undefined) wherever a row is made, so that every row has one shape from the start: the
+   * engine's hot loop reads it on every active alert of an incident.
+   */
+  seen?: LabelsSeen | undefined;
 }
 
 /** Output of {@link step}. */
@@ -151,7 +158,7 @@ function morePeak(peak: number | null, value: number | null, threshold: number |
 export function step(prev: TrackedAlert | undefined, input: StepInput): StepResult {
   const { signal, now, settings } = input;
   if (signal.type === 'failed_poll') {
-    return { next: prev ?? { alert: newAlert(input.identity, now), cleared_at: null }, events: [] };
+    return { next: prev ?? { alert: newAlert(input.identity, now), cleared_at: null, moving_id: undefined, seen: undefined }, events: [] };
   }
   const a = prev ? { ...prev.alert } : newAlert(input.identity, now);
   const s: Stepping = { alert: a, cleared_at: prev?.cleared_at ?? null, events: [], now, settings };
@@ -233,7 +240,7 @@ export function step(prev: TrackedAlert | undefined, input: StepInput): StepResu
       emit(s, 'settled');
     }
   }
-  const next: TrackedAlert = { alert: a, cleared_at: s.cleared_at, moving_id: prev?.moving_id };
+  const next: TrackedAlert = { alert: a, cleared_at: s.cleared_at, moving_id: prev?.moving_id, seen: undefined };
   return dataError !== undefined ? { next, events: s.events, dataError } : { next, events: s.events };
 }
 

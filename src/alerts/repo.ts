@@ -154,6 +154,7 @@ function toTracked(r: AlertRow): TrackedAlert {
     },
     cleared_at: r.cleared_at,
     moving_id: r.moving_id,
+    seen: undefined,
   };
 }
 
