@@ -78,6 +78,22 @@ describe('the alert rows the engine keeps across polls', () => {
     store.close();
   });
 
+  it('the next deadline, asked outside a transaction, sees a commit by another connection made after it last asked', () => {
+    const store = tempStore(dirs);
+    const engine = engineFor(store, [high]);
+    drive(store, engine, poll(T0, 0.95)); // pending: it fires once `for` (2m) has passed
+    expect(engine.nextDeadline()).toBe(T0 + 2 * MIN);
+    const other = new Database(store.path);
+    try {
+      other.prepare('DELETE FROM alerts').run();
+    } finally {
+      other.close();
+    }
+    // Had the kept copy read outside a transaction stayed, it would still name the deleted alert's deadline.
+    expect(engine.nextDeadline()).toBeUndefined();
+    store.close();
+  });
+
   it('written in place, an alert that kept its state still gets its new value, annotations and labels, and keeps its notification time', () => {
     const { store, engine } = firing(0.96);
     store.transaction(() => engine.repo.markNotified(FP, T0 + 3 * MIN + 1));

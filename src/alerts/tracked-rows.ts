@@ -13,7 +13,9 @@
  *   When the only writes since were the dispatcher's notification times (thousands between two polls of an
  *   incident), just those rows are read again;
  * - another connection committed (`PRAGMA data_version` moved: another process on the same file).
- * Call {@link TrackedRows.begin} at the start of each engine call, inside its transaction.
+ * Call {@link TrackedRows.begin} at the start of each engine call, inside its transaction. A question that writes
+ * nothing (the engine's next deadline) may begin and read outside one: each statement then reads committed rows, and
+ * a copy read across another connection's commit is dropped at the next begin, whose `data_version` has moved.
  */
 import type Database from 'better-sqlite3';
 import { isActive, type TrackedAlert } from './lifecycle.js';
@@ -75,12 +77,16 @@ export class TrackedRows {
 
   /** The rows of each rule, by entity (the copy's own maps: read them, change them only through {@link save}). */
   forRules(rules: readonly string[]): Map<string, ReadonlyMap<string, TrackedAlert>> {
-    const missing = rules.filter((r) => !this.byRule.has(r));
-    if (missing.length > 0) {
-      for (const r of missing) this.byRule.set(r, new Map());
-      for (const t of this.repo.trackedForRules(missing)) this.byRule.get(t.alert.rule)!.set(t.alert.entity, t);
-    }
+    this.load(rules);
     return new Map(rules.map((r) => [r, this.byRule.get(r)!]));
+  }
+
+  /** Reads the rows of the rules the copy does not hold yet, in one query. */
+  private load(rules: readonly string[]): void {
+    const missing = rules.filter((r) => !this.byRule.has(r));
+    if (missing.length === 0) return;
+    for (const r of missing) this.byRule.set(r, new Map());
+    for (const t of this.repo.trackedForRules(missing)) this.byRule.get(t.alert.rule)!.set(t.alert.entity, t);
   }
 
   /**
@@ -93,7 +99,8 @@ export class TrackedRows {
 
   /** The live rows of `rules` in no particular order (what a question about all of them, as the next deadline, needs). */
   *liveUnordered(rules: readonly string[]): Generator<TrackedAlert> {
-    for (const rows of this.forRules(rules).values()) for (const t of rows.values()) if (isActive(t.alert) || t.alert.flapping) yield t;
+    this.load(rules);
+    for (const r of rules) for (const t of this.byRule.get(r)!.values()) if (isActive(t.alert) || t.alert.flapping) yield t;
   }
 
   /** Saves a row (`prev` as the copy or the table has it) to the table and the copy. */
