@@ -39,15 +39,20 @@ export class TrackedRows {
   /** Whether this call already bumped the revision. */
   private bumped = false;
 
+  /** `PRAGMA data_version`, prepared once: `db.pragma()` prepares its statement anew at each call (a backtest begins twice a run). */
+  private readonly dataVersionOf: Database.Statement<[], number>;
+
   constructor(
     private readonly repo: TrackedRowsRepo,
-    private readonly db: Database.Database,
-  ) {}
+    db: Database.Database,
+  ) {
+    this.dataVersionOf = db.prepare<[], number>('PRAGMA data_version').pluck();
+  }
 
   /** Starts an engine call: keeps the copy only if nobody wrote since the engine's last write and that write stayed. */
   begin(): void {
     this.bumped = false;
-    const dataVersion = this.db.pragma('data_version', { simple: true }) as number;
+    const dataVersion = this.dataVersionOf.get()!;
     const revision = this.repo.revision();
     const writes = this.repo.writes();
     if (revision !== this.revision || dataVersion !== this.dataVersion) this.byRule.clear();
