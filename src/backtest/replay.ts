@@ -26,7 +26,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type { AlertEvent, PollOutcome, Reading, ReadingKind } from '../model.js';
 import { judgedFields, readingFields } from '../rules/reading-fields.js';
 import type { RuleBase } from '../rules/schema.js';
-import { openStore, type Store } from '../store/index.js';
+import { openScratchStore, type Store } from '../store/index.js';
 import { BUCKET_MS } from '../store/buckets.js';
 import type { RunRow as StoredRunRow } from '../store/poll-runs.js';
 
@@ -125,7 +125,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
   /** History as it was when the run being applied was stored. */
   let asOf = from;
 
-  const state = openStore(':memory:');
+  const state = openScratchStore();
   const failures = new Map<string, number>();
   /**
    * An entity's key in the maps below, made once per entity: the key of every reading of it is then the same string,
@@ -280,10 +280,27 @@ export function replay(opts: ReplayOptions): ReplayResult {
   try {
     replayBuckets();
     if (rawFrom <= to) result.resolution.push({ from: result.resolution.length ? rawFrom : from, to, resolution: 'raw' });
+    // A run's rows come together, in storage order: what was worked out for a row holds for the next of the same poll
+    // and storage time (nothing is due before a time already advanced to, and the same run stored both).
+    let advancedTo: number | undefined;
+    let runPoll: string | undefined;
+    let runSeen: number | undefined;
+    let runIndex: number | undefined;
+    const runAt = (poll: string, seen: number): number | undefined => {
+      if (poll !== runPoll || seen !== runSeen) {
+        runPoll = poll;
+        runSeen = seen;
+        runIndex = runOf(poll, seen);
+      }
+      return runIndex;
+    };
     for (const r of source.readings.iterateHistory(rawFrom, to, { vanished: true, ...(describe ? { fields: judged, describe } : fields ? { fields } : {}) })) {
-      advance(r.seen_at);
+      if (r.seen_at !== advancedTo) {
+        advance(r.seen_at);
+        advancedTo = r.seen_at;
+      }
       if (r.vanished) {
-        const i = runPolls.has(r.poll) ? runOf(r.poll, r.seen_at) : undefined;
+        const i = runPolls.has(r.poll) ? runAt(r.poll, r.seen_at) : undefined;
         if (i !== undefined && i >= nextRun) {
           const p = pending.get(i) ?? { readings: [], vanished: [], seen: r.seen_at };
           p.vanished.push(key(r.kind, r.entity));
@@ -294,17 +311,17 @@ export function replay(opts: ReplayOptions): ReplayResult {
       // The history reading itself (its poll and seen_at ride along unread): no copy of each of them.
       const reading: Reading = r;
       if (runPolls.has(r.poll)) {
-        const i = runOf(r.poll, r.seen_at);
+        const i = runAt(r.poll, r.seen_at);
         // Stored by a run before the range: not part of it.
         if (i === undefined) continue;
         if (i < nextRun) {
           result.unassigned++; // stored more than SEEN_SLACK after its run finished, after the run was replayed
           continue;
         }
-        const p = pending.get(i) ?? { readings: [], vanished: [], seen: r.seen_at };
+        let p = pending.get(i);
+        if (p === undefined) pending.set(i, (p = { readings: [], vanished: [], seen: r.seen_at }));
         p.readings.push(reading);
-        p.seen = Math.max(p.seen, r.seen_at);
-        pending.set(i, p);
+        if (r.seen_at > p.seen) p.seen = r.seen_at;
       } else {
         const g = groups.get(r.poll);
         if (g && g.at !== r.seen_at) applyGroup(r.poll);

@@ -10,7 +10,7 @@ import { formatDuration } from '../config/duration.js';
 import { formatProblem } from '../errors.js';
 import { silentLogger } from '../log.js';
 import type { Alert, PollOutcome, Reading, ReadingKind } from '../model.js';
-import { openStore, type Store } from '../store/index.js';
+import { openScratchStore, type Store } from '../store/index.js';
 import { loadRuleTestFile, parseStart, type Expectation, type ExpectedAlert, type RuleTestFile, type SeriesSpec, type TestSpec } from './file.js';
 import { ABSENT, expandValues, type Cell } from './values.js';
 
@@ -171,7 +171,7 @@ function runOne(file: RuleTestFile, test: TestSpec): { passed: boolean; failures
     const lastTime = Math.max((Math.max(1, ...series.map((s) => s.length)) - 1) * interval, ...expectations.map((e) => e.at), ...[...failed].map((k) => Number(k.split('@').pop())));
     const steps = Math.floor(lastTime / interval);
 
-    store = openStore(':memory:');
+    store = openScratchStore();
     const st = store;
     const clock = new ManualClock(start);
     const engine = new AlertEngine({

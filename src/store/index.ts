@@ -134,6 +134,32 @@ export function openStore(path: string, opts: StoreOptions = {}): Store {
   }
 }
 
+/** A fresh in-memory store's file, migrated once per process: see {@link openScratchStore}. */
+let scratchImage: Buffer | undefined;
+
+/**
+ * A private in-memory store, as `openStore(':memory:')` gives, for state nobody keeps (a backtest's or a rule test's
+ * alerts). Every migration runs once per process; later stores start from a copy of that first one's empty file
+ * (SQLite's serialized image): ~1 ms instead of ~15 for the migrations and their checks, paid once per backtest and
+ * once per rule test. Its `schema_migrations.applied_at` are the first one's times.
+ */
+export function openScratchStore(opts: Pick<StoreOptions, 'clock'> = {}): Store {
+  if (!scratchImage) {
+    const first = openStore(':memory:', opts);
+    scratchImage = first.db.serialize();
+    return first;
+  }
+  const db = new Database(scratchImage);
+  try {
+    db.pragma('foreign_keys = ON');
+    db.pragma('synchronous = NORMAL');
+    return buildStore(db, ':memory:', false, opts.clock ?? systemClock);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
 /**
  * SQLite opens a file it may not write (permissions, `chattr +i`, a read-only mount) for reading without a word, and that
  * connection stays read-only even once the file is writable again. A daemon on it could never store a poll, so it
