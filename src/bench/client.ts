@@ -7,7 +7,7 @@ import { createDataServiceClient } from '../source/client.js';
 import { parseJsonExact } from '../source/json.js';
 import { marketReadings } from '../source/parse/markets.js';
 import { runPoll } from '../source/polls/registry.js';
-import { MARKETS, marketsPoll, positionsPoll, type Bench, type BenchContext } from './context.js';
+import { marketsPoll, positionsPoll, type Bench, type BenchContext } from './context.js';
 import { bareMetricsText, barePositions, sourceConfigFor } from './sim.js';
 import { summarize, timePair } from './stats.js';
 
@@ -25,10 +25,10 @@ async function metricsOverHttp(ctx: BenchContext): Promise<void> {
           rows = d.readings.length;
         },
       },
-      { run: async () => JSON.parse(await bareMetricsText(sim, MARKETS)) },
+      { run: async () => JSON.parse(await bareMetricsText(sim, ctx.markets)) },
       ctx.heavyReps,
     );
-    if (rows !== MARKETS) throw new Error(`metrics poll gave ${rows} readings, expected ${MARKETS}`);
+    if (rows !== ctx.markets) throw new Error(`metrics poll gave ${rows} readings, expected ${ctx.markets}`);
     ctx.row({ name: 'client.metrics', n: `${count(rows)} markets`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'undici POST + JSON.parse' });
   } finally {
     await client.close();
@@ -37,7 +37,7 @@ async function metricsOverHttp(ctx: BenchContext): Promise<void> {
 
 async function metricsCpu(ctx: BenchContext): Promise<void> {
   const sim = await ctx.simulator();
-  const text = await bareMetricsText(sim, MARKETS);
+  const text = await bareMetricsText(sim, ctx.markets);
   const now = Date.now();
   const t = await timePair(
     {
@@ -49,7 +49,7 @@ async function metricsCpu(ctx: BenchContext): Promise<void> {
     { run: () => JSON.parse(text) },
     ctx.reps,
   );
-  ctx.row({ name: 'client.metrics.parse', n: `${count(MARKETS)} rows, ${(text.length / 1e6).toFixed(1)} MB`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'JSON.parse' });
+  ctx.row({ name: 'client.metrics.parse', n: `${count(ctx.markets)} rows, ${(text.length / 1e6).toFixed(1)} MB`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'JSON.parse' });
 }
 
 async function positionsOverHttp(ctx: BenchContext): Promise<void> {

@@ -14,6 +14,12 @@ import type { Reps, Row } from './stats.js';
 export const MARKETS = 10_000;
 /** World size of SPEC §8. */
 export const POSITIONS = 50_000;
+/**
+ * The quick run's world (CI runs it so the benchmarks never rot: it shows their paths run, its figures are
+ * indicative): a fifth of SPEC §8, so that the whole quick run stays well under its two minutes on a slow machine.
+ */
+export const QUICK_MARKETS = 2_000;
+export const QUICK_POSITIONS = 10_000;
 /** The example config's market poll interval, ms. */
 export const POLL_INTERVAL_MS = 30_000;
 
@@ -40,6 +46,9 @@ export class BenchContext {
   /** Repetitions of a benchmark whose run takes seconds (a poll of 10,000 markets through SQLite). */
   readonly heavyReps: Reps;
   readonly quick: boolean;
+  /** The simulator's world: SPEC §8 ({@link MARKETS}, {@link POSITIONS}), or the quick run's. */
+  readonly markets: number;
+  readonly positions: number;
   /** A scratch directory, removed at the end. */
   readonly dir: string;
   private sim: Promise<ChildSimulator> | undefined;
@@ -50,6 +59,8 @@ export class BenchContext {
 
   constructor(opts: { quick: boolean; emit: (row: Row) => void; note: (text: string) => void }) {
     this.quick = opts.quick;
+    this.markets = opts.quick ? QUICK_MARKETS : MARKETS;
+    this.positions = opts.quick ? QUICK_POSITIONS : POSITIONS;
     this.reps = opts.quick ? { warmup: 1, runs: 3 } : { warmup: 2, runs: 9 };
     this.heavyReps = opts.quick ? { warmup: 1, runs: 3 } : { warmup: 1, runs: 5 };
     this.dir = mkdtempSync(join(tmpdir(), 'lookout-bench-'));
@@ -75,9 +86,9 @@ export class BenchContext {
     this.figures.set(key, value);
   }
 
-  /** The simulator (10,000 markets, 50,000 positions) in a child process, started on first use. */
+  /** The simulator ({@link markets} markets, {@link positions} positions) in a child process, started on first use. */
   simulator(): Promise<ChildSimulator> {
-    this.sim ??= startChildSimulator({ markets: MARKETS, positions: POSITIONS });
+    this.sim ??= startChildSimulator({ markets: this.markets, positions: this.positions });
     return this.sim;
   }
 

@@ -7,7 +7,7 @@ import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MARKETS, POLL_INTERVAL_MS, type Bench, type BenchContext } from './context.js';
+import { POLL_INTERVAL_MS, type Bench, type BenchContext } from './context.js';
 import type { E2eInput, E2eResult } from './e2e-child.js';
 import type { DaemonMemory } from './daemon-child.js';
 import { SCRAPE_EVERY_MS } from './scraper.js';
@@ -34,11 +34,11 @@ const median = (xs: number[]) => summarize(xs).median;
 
 async function e2e(ctx: BenchContext): Promise<void> {
   const sim = await ctx.simulator();
-  const r = await runChild({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'daemon.db'), reps: ctx.heavyReps, markets: MARKETS, scrapeWhilePolling: true });
+  const r = await runChild({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'daemon.db'), reps: ctx.heavyReps, markets: ctx.markets, scrapeWhilePolling: true });
   const s = summarize(r.markets.subject);
   ctx.row({
     name: 'e2e.markets',
-    n: `${MARKETS.toLocaleString('en-US')} markets, 13 rules`,
+    n: `${ctx.markets.toLocaleString('en-US')} markets, 13 rules`,
     subject: s,
     baseline: summarize(r.markets.baseline),
     baselineName: 'undici POST + JSON.parse + prepared insert + gauge set',

@@ -4,7 +4,8 @@
  *
  *   npm run bench                      every benchmark (about 3 minutes on 2 cores, plus 500 poll cycles of
  *                                      cycles: 30–40 minutes; leave them out with --only)
- *   npm run bench -- --quick           fewer repetitions, smaller storm, cycles and latency runs (under 2 minutes)
+ *   npm run bench -- --quick           fewer repetitions over a fifth of the world (2,000 markets, 10,000 positions),
+ *                                      smaller storm, cycles and latency runs (about a minute; CI runs it)
  *   npm run bench -- --only store      benchmarks whose name starts with `store` (comma-separate several)
  *   npm run bench -- --list            names and what each measures
  */
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
   write('');
   for (const n of notes) write(n);
   write('');
-  write('Targets (issue B1–B12; a quick run has fewer repetitions, its verdicts are indicative):');
+  write(`Targets (issue B1–B12${args.quick ? `; a quick run: fewer repetitions over a fifth of the world (${ctx.markets.toLocaleString('en-US')} markets, ${ctx.positions.toLocaleString('en-US')} positions), its verdicts only indicative` : ''}):`);
   for (const line of formatTargets(judgeTargets(rows, ctx.figures))) write(line);
   write('');
   write(`time: ${took.join(', ')}; total ${((performance.now() - started) / 1000).toFixed(0)} s (setup included)`);

@@ -12,7 +12,7 @@ import { silentLogger } from '../log.js';
 import type { PollOutcome, Reading } from '../model.js';
 import { openStore, type Store } from '../store/index.js';
 import { loadBenchConfig, type RuleSet } from './config.js';
-import { MARKETS, POLL_INTERVAL_MS, POSITIONS, marketsPoll, positionsPoll, type Bench, type BenchContext } from './context.js';
+import { POLL_INTERVAL_MS, marketsPoll, positionsPoll, type Bench, type BenchContext } from './context.js';
 import { shifted } from './store.js';
 import { summarize, timePair } from './stats.js';
 
@@ -130,7 +130,7 @@ function engineBench(set: Exclude<RuleSet, object>, scenario: 'calm' | 'incident
     const readsHere = (r: (typeof rules)[number]) => (poll === 'markets' ? !['unverified_position', 'stale_benchmark'].includes(r.kind) : r.kind === 'unverified_position');
     const marketRules = rules.filter(readsHere).length;
     const name = `rules.${poll === 'markets' ? set : 'positions'}${scenario === 'incident' ? '.incident' : ''}`;
-    const n = poll === 'markets' ? MARKETS : POSITIONS;
+    const n = poll === 'markets' ? ctx.markets : ctx.positions;
     ctx.row({ name, n: `${marketRules} rules × ${n.toLocaleString('en-US')}`, subject: s, baseline: summarize(t.baseline), baselineName: poll === 'markets' ? 'bare utilization loop' : 'bare unverified loop' });
     const alerts = engine.alerts().filter((a) => a.state === 'pending' || a.state === 'firing');
     const active = alerts.length;

@@ -84,7 +84,7 @@ async function save(ctx: BenchContext): Promise<void> {
       { before: () => (bareBatch = shifted(base, k * POLL_INTERVAL_MS)), run: () => bare.insert(bareBatch) },
       ctx.heavyReps,
     );
-    ctx.row({ name: 'store.save', n: `${MARKETS.toLocaleString('en-US')} readings`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'one-table JSON insert' });
+    ctx.row({ name: 'store.save', n: `${base.length.toLocaleString('en-US')} readings`, subject: summarize(t.subject), baseline: summarize(t.baseline), baselineName: 'one-table JSON insert' });
   } finally {
     store.close();
     bare.db.close();
