@@ -1,8 +1,11 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../src/metrics/index.js';
 import { MarketFamily, MarketTable, type MarketRow } from '../src/metrics/market-table.js';
 import { NOW, market, position, samples } from './metrics-fixtures.js';
 import { mulberry32 } from '../src/simulator/random.js';
+import { startFakeDaemon } from './http-fixtures.js';
 
 /** A market row with the same value in every family. */
 const row = (id: string, value: number): MarketRow => ({
@@ -63,6 +66,88 @@ describe("the market families' kept bytes", () => {
     while (!steps.next().done);
     expect(family.body().toString('utf8')).toContain('lookout_market_utilization_ratio{market_id="m0",chain="ethereum",loan_asset="USDC",collateral_asset="WETH"} 2\n');
   });
+});
+
+describe("the market families' bytes, written again in place", () => {
+  const rows = (n: number, v: number) => Array.from({ length: n }, (_, i) => row(`m${i}`, v));
+
+  it("write the next render into the last one's bytes unless a reader holds them, and keep a lent body as it was", () => {
+    const table = new MarketTable([]);
+    const family = table.families[0]!;
+    table.replace('a', rows(200, 1)); // ~20 KB a family: a buffer of its own, not a slice of node's pool
+    const first = family.body();
+    table.replace('a', rows(200, 2));
+    const second = family.body();
+    // No new buffer a family and poll (12 MB of ArrayBuffers a markets poll at SPEC §8, B6).
+    expect(second.buffer).toBe(first.buffer);
+    expect(second.toString('utf8')).toContain('} 2\n');
+    const lent = family.lend();
+    const text = lent.body.toString('utf8');
+    table.replace('a', rows(200, 3));
+    const third = family.body();
+    expect(third.buffer).not.toBe(lent.body.buffer);
+    expect(lent.body.toString('utf8')).toBe(text);
+    lent.release();
+    lent.release(); // a second release is nothing
+    table.replace('a', rows(200, 4));
+    expect(family.body().buffer).toBe(third.buffer);
+    // A body lent twice is free once both are released.
+    const [x, y] = [family.lend(), family.lend()];
+    x.release();
+    table.replace('a', rows(200, 5));
+    expect(family.body().buffer).not.toBe(y.body.buffer);
+    expect(y.body.toString('utf8')).toContain('} 4\n');
+    y.release();
+  });
+
+  it("give a render that comes between another's slices (a scrape during a poll's render) bytes of its own", () => {
+    const table = new MarketTable([]);
+    const family = table.families[0]!;
+    table.replace('a', rows(1000, 1));
+    family.body();
+    table.replace('a', rows(1000, 2));
+    const steps = family.render(); // writes into the last render's bytes
+    for (let i = 0; i < 5; i++) expect(steps.next().done).toBe(false);
+    const between = family.body();
+    const text = between.toString('utf8');
+    expect(text.match(/\} 2$/gm)).toHaveLength(1000);
+    // The next poll lands before the first render is done: it writes the new values into its own bytes only.
+    table.replace('a', rows(1000, 3));
+    let step = steps.next();
+    while (!step.done) step = steps.next();
+    expect(step.value.toString('utf8')).toMatch(/\} 3$/m);
+    expect(between.toString('utf8')).toBe(text);
+    expect(family.body().toString('utf8').match(/\} 3$/gm)).toHaveLength(1000);
+  });
+
+  it('are sent whole as they were at the request, though a poll renders them again while the client reads slowly', async () => {
+    const d = await startFakeDaemon();
+    try {
+      // 40,000 markets: ~45 MB, more than the kernel's socket buffers hold, so most of it waits in the server's queue.
+      const markets = (v: number) => Array.from({ length: 40_000 }, (_, i) => market(`m${i}`, { utilization: v }));
+      d.metrics.setReadings('markets', markets(0.25), NOW);
+      const { port } = new URL(d.server.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.write(`GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+      const parts: Buffer[] = [];
+      const [first] = (await once(socket, 'data')) as [Buffer];
+      parts.push(first);
+      socket.pause();
+      // The whole response is written by now (sendChunks writes every chunk at once): a poll changes every market.
+      d.metrics.setReadings('markets', markets(0.75), NOW);
+      socket.on('data', (c: Buffer) => parts.push(c));
+      socket.resume();
+      await once(socket, 'end');
+      const text = Buffer.concat(parts).toString('utf8');
+      const values = [...text.matchAll(/^lookout_market_utilization_ratio\{[^}]*\} (\S+)$/gm)].map((m) => m[1]);
+      expect(values).toHaveLength(40_000);
+      expect(new Set(values)).toEqual(new Set(['0.25']));
+      // The next scrape has the new values.
+      expect(new Set(samples(await d.metrics.scrape(), 'lookout_market_utilization_ratio').map((x) => x.value))).toEqual(new Set([0.75]));
+    } finally {
+      await d.server.close();
+    }
+  }, 60_000);
 });
 
 describe("the market families' text", () => {

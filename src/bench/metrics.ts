@@ -47,9 +47,9 @@ async function scrape(ctx: BenchContext): Promise<void> {
   const n = `${series.toLocaleString('en-US')} series, ${(text.length / 1e6).toFixed(1)} MB`;
   const bare = { run: () => lines.join('\n') };
   // exposition(): what GET /metrics sends (scrape() is the same text decoded into one string, for tests and tools).
-  const cold = await timePair({ before: () => metrics.setReadings('markets', markets, Date.now()), run: () => metrics.exposition() }, bare, ctx.reps);
+  const cold = await timePair({ before: () => metrics.setReadings('markets', markets, Date.now()), run: async () => (await metrics.exposition()).release() }, bare, ctx.reps);
   ctx.row({ name: 'metrics.scrape.cold', n, subject: summarize(cold.subject), baseline: summarize(cold.baseline), baselineName: 'join of the same lines' });
-  const warm = await timePair({ run: () => metrics.exposition() }, bare, ctx.reps);
+  const warm = await timePair({ run: async () => (await metrics.exposition()).release() }, bare, ctx.reps);
   ctx.row({ name: 'metrics.scrape.warm', n, subject: summarize(warm.subject), baseline: summarize(warm.baseline), baselineName: 'join of the same lines' });
 }
 

@@ -126,7 +126,13 @@ function buildRoutes(deps: HttpDeps): Route[] {
       pattern: /^\/metrics$/,
       storeFree: true,
       methods: {
-        GET: async (_req, res) => sendChunks(res, 200, deps.metrics.contentType, await deps.metrics.exposition()),
+        GET: async (_req, res) => {
+          const e = await deps.metrics.exposition();
+          // The market families' bytes are lent until the socket has taken them or the connection ended ('close').
+          if (res.closed) e.release();
+          else res.once('close', e.release);
+          sendChunks(res, 200, deps.metrics.contentType, e.chunks);
+        },
       },
     },
     { pattern: /^\/healthz$/, storeFree: true, methods: { GET: (_req, res) => sendJson(res, 200, { status: 'ok' }) } },

@@ -66,9 +66,16 @@ export interface Metrics {
   scrape(): Promise<string>;
   /**
    * The same text as bytes, in chunks to be sent in order: the market families' kept bytes as they are (no copy, no
-   * join of 12 MB per scrape), the small live part around them encoded afresh.
+   * join of 12 MB per scrape), the small live part around them encoded afresh. The families' bytes are lent: call
+   * `release` once they are sent (or the response ended); until then no render writes into them.
    */
-  exposition(): Promise<Buffer[]>;
+  exposition(): Promise<Exposition>;
+}
+
+/** The exposition as byte chunks, and the release of the families' bytes it holds ({@link Metrics.exposition}). */
+export interface Exposition {
+  chunks: Buffer[];
+  release(): void;
 }
 
 /** Creates lookout's metrics on their own registry. */
@@ -327,7 +334,12 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
 
     async scrape() {
-      return Buffer.concat(await exposition(registry)).toString('utf8');
+      const e = await exposition(registry);
+      try {
+        return Buffer.concat(e.chunks).toString('utf8');
+      } finally {
+        e.release();
+      }
     },
 
     exposition() {
@@ -344,22 +356,34 @@ type StringFormatter = { getMetricsAsString?: (m: unknown) => Promise<string> };
  * `registry.metrics()` (families joined by a blank line, one newline at the end); falls back to it if
  * prom-client's per-metric formatter ever goes away.
  */
-async function exposition(registry: Registry): Promise<Buffer[]> {
+async function exposition(registry: Registry): Promise<Exposition> {
   const format = (registry as unknown as StringFormatter).getMetricsAsString;
-  if (typeof format !== 'function' || registry.contentType !== Registry.PROMETHEUS_CONTENT_TYPE) return [Buffer.from(await registry.metrics(), 'utf8')];
+  if (typeof format !== 'function' || registry.contentType !== Registry.PROMETHEUS_CONTENT_TYPE) return { chunks: [Buffer.from(await registry.metrics(), 'utf8')], release: () => {} };
   const chunks: Buffer[] = [];
-  const all = registry.getMetricsAsArray() as unknown[];
-  let text = '';
-  for (const [i, m] of all.entries()) {
-    if (i > 0) text += '\n\n';
-    if (m instanceof MarketFamily) {
-      if (text !== '') chunks.push(Buffer.from(text, 'utf8'));
-      chunks.push(m.body());
-      text = '';
-    } else {
-      text += await format.call(registry, m);
+  const releases: (() => void)[] = [];
+  const release = () => {
+    for (const r of releases.splice(0)) r();
+  };
+  try {
+    const all = registry.getMetricsAsArray() as unknown[];
+    let text = '';
+    for (const [i, m] of all.entries()) {
+      if (i > 0) text += '\n\n';
+      if (m instanceof MarketFamily) {
+        if (text !== '') chunks.push(Buffer.from(text, 'utf8'));
+        // Lent: a poll's render may run while the other families are formatted (awaits) or the socket sends.
+        const lent = m.lend();
+        releases.push(lent.release);
+        chunks.push(lent.body);
+        text = '';
+      } else {
+        text += await format.call(registry, m);
+      }
     }
+    chunks.push(Buffer.from(text + '\n', 'utf8'));
+    return { chunks, release };
+  } catch (err) {
+    release();
+    throw err;
   }
-  chunks.push(Buffer.from(text + '\n', 'utf8'));
-  return chunks;
 }

@@ -36,6 +36,12 @@ interface Entry {
   refs: number;
 }
 
+/** A family's rendered bytes, and how many readers hold them ({@link MarketFamily.lend}). */
+interface Bytes {
+  buf: Buffer;
+  lent: number;
+}
+
 /** The longest text String() gives a number: sign, "0.00000", 17 digits. */
 const MAX_NUMBER_TEXT = 25;
 
@@ -71,11 +77,33 @@ export class MarketFamily {
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
-  private cached: { version: number; body: Buffer } | undefined;
+  private cached: { version: number; body: Buffer; bytes: Bytes } | undefined;
 
-  /** The family in the text format, without a trailing newline: kept until the table changes (the next poll). */
+  /**
+   * The family in the text format, without a trailing newline: kept until the table changes (the next poll). Its
+   * bytes are then written over by the next render unless they are lent ({@link lend}): read them at once.
+   */
   body(): Buffer {
     return this.cached?.version === this.table.version ? this.cached.body : runSync(this.render());
+  }
+
+  /**
+   * {@link body} lent to a reader that holds it past the next render (a response the socket takes in its time):
+   * no render writes into its bytes until `release` is called (once; later calls do nothing).
+   */
+  lend(): { body: Buffer; release: () => void } {
+    const body = this.body();
+    const bytes = this.cached?.body === body ? this.cached.bytes : undefined;
+    if (!bytes) return { body, release: () => {} }; // rendered for a table that changed meanwhile: kept by nobody else
+    bytes.lent++;
+    let held = true;
+    return {
+      body,
+      release: () => {
+        if (held) bytes.lent--;
+        held = false;
+      },
+    };
   }
 
   /** Whether {@link body} is ready without rendering. */
@@ -95,7 +123,18 @@ export class MarketFamily {
     const prefix = Buffer.from('\n' + this.name, 'utf8');
     // Room for every line at the longest a number's text can be (25 chars, e.g. -0.0000012345678901234567): one
     // allocation, a little too large, rather than a pass to size it (the values' text) and a second to write it.
-    let out = Buffer.allocUnsafe(head.length + this.table.labelBytes + this.table.size * (prefix.length + 1 + MAX_NUMBER_TEXT));
+    const size = head.length + this.table.labelBytes + this.table.size * (prefix.length + 1 + MAX_NUMBER_TEXT);
+    // The last render's bytes again when no reader holds them: a new 1.7 MB buffer a family and poll was 12 MB of
+    // ArrayBuffers a markets poll, freed only by a full collection (B6: ~18 MB of RSS). Only a finished render's bytes
+    // are kept, and a render that takes them drops them from the cache as it starts: a render that comes between its
+    // slices (a scrape's) finds none to take, and no two renders ever write into the same bytes.
+    const last = this.cached?.bytes;
+    let bytes: Bytes;
+    if (last !== undefined && last.lent === 0 && last.buf.length >= size) {
+      bytes = last;
+      this.cached = undefined;
+    } else bytes = { buf: Buffer.allocUnsafe(size), lent: 0 };
+    let out = bytes.buf;
     out.set(head, 0);
     let at = head.length;
     let n = 0;
@@ -110,6 +149,7 @@ export class MarketFamily {
         const grown = Buffer.allocUnsafe(Math.max(out.length * 2, at + need));
         grown.set(out.subarray(0, at), 0);
         out = grown;
+        bytes = { buf: grown, lent: 0 };
       }
       out.set(prefix, at);
       at += prefix.length;
@@ -119,10 +159,10 @@ export class MarketFamily {
       // A number's text is ASCII, and short: a loop beats a call into the buffer's write.
       for (let j = 0; j < text.length; j++) out[at++] = text.charCodeAt(j);
     }
-    // Kept for many scrapes: the room left over (~10%, numbers' text being shorter than the longest) is kept with it
-    // rather than copied away; a buffer grown past the estimate (the table changed meanwhile) is cut to its size.
-    const body = out.length - at > at / 8 ? Buffer.from(out.subarray(0, at)) : out.subarray(0, at);
-    if (this.table.version === version) this.cached = { version, body };
+    // The room left over (~10%, numbers' text being shorter than the longest) is kept with it: the next render
+    // writes into the same bytes.
+    const body = out.subarray(0, at);
+    if (this.table.version === version) this.cached = { version, body, bytes };
     return body;
   }
 
