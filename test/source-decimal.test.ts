@@ -4,11 +4,12 @@
  * safe detail, and the fingerprint that logs it once per entity and field until what the service sends changes.
  */
 import { describe, expect, it } from 'vitest';
-import { readAmount } from '../src/source/read/amounts.js';
+import { leanAmount, readAmount } from '../src/source/read/amounts.js';
 import { shiftToInteger, shiftToNumber, toDecimal } from '../src/source/read/decimal.js';
 import { readBoolean } from '../src/source/read/booleans.js';
-import { FieldReader, isObject, unreadableOf } from '../src/source/read/fields.js';
-import { readInteger, readNumber, readString } from '../src/source/read/numbers.js';
+import { RowReader, isObject, unreadableOf } from '../src/source/read/fields.js';
+import { FormCounts } from '../src/source/read/seen.js';
+import { leanInteger, leanNumber, readInteger, readNumber, readString } from '../src/source/read/numbers.js';
 import { readOraclePrice } from '../src/source/read/oracle.js';
 import { fingerprint, preview } from '../src/source/read/result.js';
 import { readTime, toEpochMs } from '../src/source/read/times.js';
@@ -97,10 +98,13 @@ describe('amounts: exact decimal arithmetic', () => {
 
 describe('field rejections', () => {
   it('name the field, the entity, the reason and a short detail of what was sent', () => {
-    const r = new FieldReader({ utilization: 'high', total_borrowed: { amount: 1 }, block: [1, 2] }, 'morpho-base-0xabc', 'market.');
-    expect(r.read('utilization', readNumber)).toBeNull();
-    expect(r.read('total_borrowed', (v) => readAmount(v, 6))).toBeNull();
-    expect(r.read('block', readInteger)).toBeNull();
+    const counts = new FormCounts();
+    const r = new RowReader(counts);
+    const row: Record<string, unknown> = { utilization: 'high', total_borrowed: { amount: 1 }, block: [1, 2] };
+    r.start('morpho-base-0xabc');
+    expect(r.read('market.utilization', row.utilization, leanNumber)).toBeNull();
+    expect(r.took('market.total_borrowed', row.total_borrowed, leanAmount(row.total_borrowed, r.slot, 6))).toBeNull();
+    expect(r.read('market.block', row.block, leanInteger)).toBeNull();
     expect(r.rejected).toEqual([
       { reason: 'not_a_number', entity: 'morpho-base-0xabc', field: 'market.utilization', detail: 'market.utilization: expected a number, got "high"', sent: 's:high' },
       {
@@ -112,15 +116,19 @@ describe('field rejections', () => {
       },
       { reason: 'not_a_number', entity: 'morpho-base-0xabc', field: 'market.block', detail: 'market.block: expected an integer, got an array', sent: 'j:[1,2]' },
     ]);
-    expect(r.seen).toEqual([]);
+    r.keep();
+    expect(counts.toSeenForms()).toEqual({});
   });
 
   it('record how a read field was sent, and nothing for an absent one', () => {
-    const r = new FieldReader({ utilization: '0.5', block: null }, 'm');
-    expect(r.read('utilization', readNumber)).toBe(0.5);
-    expect(r.read('block', readInteger)).toBeNull();
+    const counts = new FormCounts();
+    const r = new RowReader(counts);
+    r.start('m');
+    expect(r.read('utilization', '0.5', leanNumber)).toBe(0.5);
+    expect(r.read('block', null, leanInteger)).toBeNull();
     expect(r.rejected).toEqual([]);
-    expect(r.seen).toEqual(['utilization', 'numeric string']); // field, how it was sent: pairs
+    r.keep();
+    expect(counts.toSeenForms()).toEqual({ utilization: { 'numeric string': 1 } });
   });
 
   it('show at most 40 characters of what was sent', () => {

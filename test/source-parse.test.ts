@@ -262,6 +262,15 @@ describe('benchmark readings', () => {
     });
   });
 
+  it("counts the forms seen of the newest day's fields only (what lookout probe reports), once each", () => {
+    const { seen } = benchmarkReading('base', 'usd', [day(t0), day(t0 + 2 * DAY, { isStale: 'false' }), day(t0 + DAY)]);
+    const total = (field: string) => Object.values(seen[field] ?? {}).reduce((n, c) => n + c, 0);
+    for (const field of ['timestamp', 'isComplete', 'isStale', 'apy.1day.base', 'apy.30day.base']) expect(total(field), field).toBe(1);
+    // The newest day sent isStale as a string, the others as a boolean: only its form is counted.
+    expect(Object.keys(seen.isStale!)).toHaveLength(1);
+    expect(seen.isStale).not.toEqual(benchmarkReading('base', 'usd', [day(t0)]).seen.isStale);
+  });
+
   it('no days: no reading and no rejection', () => {
     expect(benchmarkReading('base', 'eth', [])).toEqual({ rejected: [], seen: {} });
   });

@@ -3,7 +3,7 @@
  * how it was sent; every unreadable one is a field rejection with its reason — and, read through a
  * metrics row, never a row rejection.
  */
-import { mergeForms, mergeSeen, type SeenForms } from '../src/source/read/seen.js';
+import { FormCounts, mergeForms, type SeenForms } from '../src/source/read/seen.js';
 import { describe, expect, it } from 'vitest';
 import { parseJsonExact } from '../src/source/json.js';
 import { marketReadings } from '../src/source/parse/markets.js';
@@ -252,9 +252,9 @@ describe('rows', () => {
 
 describe('seen forms (what lookout probe reports)', () => {
   it('counts each field’s representations across rows and merged parts', () => {
-    const into: SeenForms = {};
-    mergeSeen(into, ['utilization', 'number', 'borrow_apy', 'string']);
-    mergeSeen(into, ['utilization', 'number']);
+    const counts = new FormCounts();
+    for (const [field, form] of [['utilization', 'number'], ['borrow_apy', 'string'], ['utilization', 'number']] as const) counts.add(field, form);
+    const into: SeenForms = counts.toSeenForms();
     mergeForms(into, { utilization: { string: 2, number: 3 } });
     expect(into).toEqual({ utilization: { number: 5, string: 2 }, borrow_apy: { string: 1 } });
   });

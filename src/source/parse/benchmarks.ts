@@ -6,11 +6,12 @@
  * other field is read on its own (SPEC §6).
  */
 import type { BenchmarkFields, BenchmarkRate, Reading, Rejection } from '../../model.js';
-import { readBoolean } from '../read/booleans.js';
-import { FieldReader, isObject, unreadableOf } from '../read/fields.js';
-import { readNumber } from '../read/numbers.js';
-import { mergeSeen, type SeenForms } from '../read/seen.js';
-import { readTime } from '../read/times.js';
+import { leanBoolean } from '../read/booleans.js';
+import { RowReader, isObject, unreadableOf } from '../read/fields.js';
+import { leanNumber } from '../read/numbers.js';
+import { READ_VALUE, ReadSlot } from '../read/result.js';
+import { FormCounts, type SeenForms } from '../read/seen.js';
+import { leanTime } from '../read/times.js';
 
 const WINDOWS = ['1day', '7day', '30day'] as const;
 
@@ -23,21 +24,27 @@ interface Day {
   constituents: BenchmarkFields['constituents'];
 }
 
-function readRate(raw: unknown, path: string, fr: FieldReader): BenchmarkRate | null {
+function readRate(raw: unknown, path: string, fr: RowReader): BenchmarkRate | null {
   if (!isObject(raw)) return null;
-  const n = (k: string) => fr.read(`${path}.${k}`, readNumber, raw[k]);
+  const n = (k: string) => fr.read(`${path}.${k}`, raw[k], leanNumber) as number | null;
   return { base: n('base'), reward: n('reward'), total: n('total') };
 }
 
-function readDay(raw: Record<string, unknown>, fr: FieldReader): Day | undefined {
-  const timestamp = fr.read('timestamp', readTime);
-  if (timestamp === null) return undefined;
+/** The day's time, read without recording anything: which day is the newest is decided before one is read in full. */
+const SLOT = new ReadSlot();
+function dayTime(raw: unknown): number | null {
+  return isObject(raw) && leanTime(raw.timestamp, SLOT) === READ_VALUE ? (SLOT.value as number) : null;
+}
+
+/** The newest day, read in full (its timestamp readable: {@link dayTime}). */
+function readDay(raw: Record<string, unknown>, fr: RowReader): Day {
+  const timestamp = fr.read('timestamp', raw.timestamp, leanTime) as number;
   const apy = isObject(raw.apy) ? raw.apy : {};
   const cons = isObject(raw.constituents) ? raw.constituents : {};
   return {
     timestamp,
-    isComplete: fr.read('isComplete', readBoolean),
-    isStale: fr.read('isStale', readBoolean),
+    isComplete: fr.read('isComplete', raw.isComplete, leanBoolean) as boolean | null,
+    isStale: fr.read('isStale', raw.isStale, leanBoolean) as boolean | null,
     apy: { '1day': readRate(apy['1day'], 'apy.1day', fr), '7day': readRate(apy['7day'], 'apy.7day', fr), '30day': readRate(apy['30day'], 'apy.30day', fr) },
     constituents: Object.fromEntries(WINDOWS.map((w) => [w, Array.isArray(cons[w]) ? (cons[w] as unknown[]).length : 0])) as Day['constituents'],
   };
@@ -51,15 +58,13 @@ export function benchmarkReading(
 ): { reading?: Reading; rejected: Rejection[]; seen: SeenForms } {
   const entity = `${network}/${code}`;
   const rejected: Rejection[] = [];
-  const seen: SeenForms = {};
-  if (days.length === 0) return { rejected, seen };
-  let newest: { day: Day; fr: FieldReader } | undefined;
+  if (days.length === 0) return { rejected, seen: {} };
+  let newest: { raw: Record<string, unknown>; t: number } | undefined;
   let newestUnreadable = false;
   days.forEach((raw, i) => {
-    const fr = new FieldReader(isObject(raw) ? raw : {}, entity);
-    const day = isObject(raw) ? readDay(raw, fr) : undefined;
+    const t = dayTime(raw);
     const last = i === days.length - 1;
-    if (!day) {
+    if (t === null) {
       if (last) newestUnreadable = true;
       rejected.push({
         reason: 'missing_id',
@@ -68,13 +73,17 @@ export function benchmarkReading(
       });
       return;
     }
-    if (!newest || day.timestamp > newest.day.timestamp) newest = { day, fr };
+    if (!newest || t > newest.t) newest = { raw: raw as Record<string, unknown>, t };
   });
   // The service sends days oldest first: an unreadable newest day never lets an older one stand in for it.
-  if (!newest || newestUnreadable) return { rejected, seen };
-  const d = newest.day;
-  rejected.push(...newest.fr.rejected);
-  mergeSeen(seen, newest.fr.seen);
+  if (!newest || newestUnreadable) return { rejected, seen: {} };
+  const counts = new FormCounts();
+  const fr = new RowReader(counts);
+  fr.start(entity);
+  const d = readDay(newest.raw, fr);
+  rejected.push(...fr.rejected);
+  fr.keep();
+  const seen: SeenForms = counts.toSeenForms();
   const fields: BenchmarkFields = {
     network,
     code,
@@ -86,5 +95,5 @@ export function benchmarkReading(
     constituents: d.constituents,
     days: days.length,
   };
-  return { reading: { kind: 'benchmark', entity, at: fields.day, labels: { network, code }, fields: { ...fields }, ...unreadableOf(newest.fr.rejected) }, rejected, seen };
+  return { reading: { kind: 'benchmark', entity, at: fields.day, labels: { network, code }, fields: { ...fields }, ...unreadableOf(fr.rejected) }, rejected, seen };
 }

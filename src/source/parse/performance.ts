@@ -5,19 +5,19 @@
  */
 import type { Reading, Rejection } from '../../model.js';
 import { normalizeExtra } from '../values.js';
-import { FieldReader, isObject, unreadableOf } from '../read/fields.js';
-import { readNumber, readString } from '../read/numbers.js';
-import { mergeSeen, type SeenForms } from '../read/seen.js';
+import { RowReader, isObject, unreadableOf } from '../read/fields.js';
+import { leanNumber, leanString } from '../read/numbers.js';
+import { FormCounts, type SeenForms } from '../read/seen.js';
 import { setOwn } from '../../own.js';
 
 const FIGURES = ['nav_usd', 'value_usd', 'pnl_usd', 'roi', 'twr', 'apr', 'apy'];
 const ADDRESS = ['wallet', 'wallet_address', 'address'];
 
 /** Figures read one by one (unreadable → null and a field rejection); every other member with numeric strings read as numbers. */
-function readFigures(raw: Record<string, unknown>, fr: FieldReader): Record<string, unknown> {
+function readFigures(raw: Record<string, unknown>, fr: RowReader): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(raw)) if (!FIGURES.includes(k) && !ADDRESS.includes(k)) setOwn(out, k, normalizeExtra(v));
-  for (const k of FIGURES) if (k in raw) out[k] = fr.read(k, readNumber);
+  for (const k of FIGURES) if (k in raw) out[k] = fr.read(k, raw[k], leanNumber);
   return out;
 }
 
@@ -25,35 +25,37 @@ function readFigures(raw: Record<string, unknown>, fr: FieldReader): Record<stri
 export function performanceReadings(body: unknown, pollTime: number): { readings: Reading[]; rejected: Rejection[]; seen: SeenForms } {
   const readings: Reading[] = [];
   const rejected: Rejection[] = [];
-  const seen: SeenForms = {};
-  if (body === null || body === undefined) return { readings, rejected, seen };
+  if (body === null || body === undefined) return { readings, rejected, seen: {} };
   const root = isObject(body) && isObject(body.data) ? body.data : body;
-  if (!isObject(root)) return { readings, rejected: [{ reason: 'invalid_field', detail: 'performance: the body is not an object' }], seen };
+  if (!isObject(root)) return { readings, rejected: [{ reason: 'invalid_field', detail: 'performance: the body is not an object' }], seen: {} };
+  const counts = new FormCounts();
+  const fr = new RowReader(counts);
   const period: Record<string, unknown> = {};
   for (const k of ['from', 'to']) if (typeof root[k] === 'string') period[k] = root[k];
 
   const org = isObject(root.organization) ? root.organization : 'pnl_usd' in root || 'roi' in root ? root : undefined;
   if (org) {
-    const fr = new FieldReader(org, 'organization');
+    fr.start('organization');
     const { wallets: _w, data: _d, organization: _o, ...fields } = readFigures(org, fr);
     rejected.push(...fr.rejected);
-    mergeSeen(seen, fr.seen);
+    fr.keep();
     readings.push({ kind: 'performance', entity: 'organization', at: pollTime, labels: { scope: 'organization' }, fields: { ...period, ...fields }, ...unreadableOf(fr.rejected) });
   }
 
   const wallets = Array.isArray(root.wallets) ? root.wallets : [];
   for (const raw of wallets) {
     const r = isObject(raw) ? raw : {};
-    const fr = new FieldReader(r, '');
-    const wallet = ADDRESS.map((k) => fr.read(k, readString)).find((w) => w !== null);
+    fr.start(''); // the row names its wallet only once read
+    const wallet = ADDRESS.map((k) => fr.read(k, r[k], leanString) as string | null).find((w) => w !== null);
     if (!wallet) {
       rejected.push({ reason: 'missing_id', detail: 'performance wallet row without a wallet address' });
       continue;
     }
     const fields = readFigures(r, fr);
-    for (const f of fr.rejected) rejected.push({ ...f, entity: wallet });
-    mergeSeen(seen, fr.seen);
-    readings.push({ kind: 'performance', entity: wallet, at: pollTime, labels: { scope: 'wallet', wallet }, fields: { ...period, ...fields, wallet }, ...unreadableOf(fr.rejected) });
+    const own = fr.rejectedAs(wallet);
+    rejected.push(...own);
+    fr.keep();
+    readings.push({ kind: 'performance', entity: wallet, at: pollTime, labels: { scope: 'wallet', wallet }, fields: { ...period, ...fields, wallet }, ...unreadableOf(own) });
   }
-  return { readings, rejected, seen };
+  return { readings, rejected, seen: counts.toSeenForms() };
 }

@@ -1,6 +1,6 @@
 /** Reads a row field by field: each field on its own, an unreadable one becomes unknown and a field rejection. */
 import type { Rejection } from '../../model.js';
-import { fingerprint, READ_UNREADABLE, READ_VALUE, ReadSlot, unreadableDetail, type FieldRead, type LeanReader, type ReadCode } from './result.js';
+import { fingerprint, READ_UNREADABLE, READ_VALUE, ReadSlot, unreadableDetail, type LeanReader, type ReadCode } from './result.js';
 import type { FormCounts } from './seen.js';
 
 /** The rejection of `field` of `entity`, sent `raw`: `detail` says what was expected and what came. */
@@ -8,43 +8,14 @@ function rejectionOf(entity: string, field: string, reason: string, detail: stri
   return { reason, entity, field, detail: `${field}: ${detail}`, sent: fingerprint(raw) };
 }
 
-/** Collects field rejections and the representation each field was seen in, for one row. */
-export class FieldReader {
-  /** Field rejections of this row. */
-  readonly rejected: Rejection[] = [];
-  /**
-   * How each read field was sent, as pairs: field, representation, field, … (`oracle_price`, `scaled integer`). Pairs in
-   * an array, not an object keyed by field: a markets poll reads 240,000 fields, and an object per row with dotted
-   * keys, walked again by {@link mergeSeen}, was a fifth of the parse.
-   */
-  readonly seen: string[] = [];
-
-  constructor(
-    private readonly row: Record<string, unknown>,
-    private readonly entity: string,
-    private readonly prefix = '',
-  ) {}
-
-  /** Reads `key` with `reader`; null when absent or unreadable (the latter recorded). */
-  read<T>(key: string, reader: (v: unknown) => FieldRead<T>, raw: unknown = this.row[key]): T | null {
-    const r = reader(raw);
-    const field = this.prefix + key;
-    if (!r.ok) {
-      this.rejected.push(rejectionOf(this.entity, field, r.reason, r.detail, raw));
-      return null;
-    }
-    if (r.value !== null) this.seen.push(field, r.seen);
-    return r.value;
-  }
-}
-
 /** No rejections: shared by every row that has none (a row that gets one gets its own array). */
 const NONE: readonly Rejection[] = Object.freeze([]);
 
 /**
- * {@link FieldReader} for the big polls (a markets poll reads 240,000 fields, a positions poll 700,000): one per poll,
- * reading row after row with lean readers into one {@link ReadSlot}, so a field read allocates nothing, and the
- * forms seen counted in the poll's {@link FormCounts} once the row is kept (a duplicate row's are not).
+ * Reads rows field by field, for every poll kind (a markets poll reads 240,000 fields, a positions poll 700,000): one
+ * per poll, reading row after row with lean readers into one {@link ReadSlot}, so a field read allocates nothing; an
+ * unreadable field becomes unknown and a field rejection, and the forms seen are counted in the poll's
+ * {@link FormCounts} once the row is kept (a duplicate row's, or one left out, are not).
  */
 export class RowReader {
   /** The slot the lean readers write into (for {@link took}: `fr.took(field, raw, leanAmount(raw, fr.slot, d))`). */

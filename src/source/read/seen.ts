@@ -3,11 +3,6 @@
 /** Field → representation → how many values were read in it. */
 export type SeenForms = Record<string, Record<string, number>>;
 
-/** Adds one row's representations (pairs: field, how it was sent, …; see FieldReader.seen) to a poll's. */
-export function mergeSeen(into: SeenForms, row: readonly string[]): void {
-  for (let i = 0; i + 1 < row.length; i += 2) addForm(into, row[i]!, row[i + 1]!, 1);
-}
-
 /** Adds the representations counted by another part of the poll (one network/code of `benchmarks`). */
 export function mergeForms(into: SeenForms, from: SeenForms): void {
   for (const [field, forms] of Object.entries(from)) for (const [how, n] of Object.entries(forms)) addForm(into, field, how, n);
@@ -26,7 +21,7 @@ interface FieldForms {
 
 /**
  * A poll's forms seen, counted as rows are kept: a map by field of a short list of forms (a reader's forms are a
- * handful of constant texts), not an object per row walked again ({@link mergeSeen}).
+ * handful of constant texts), not an object per row walked again.
  */
 export class FormCounts {
   private readonly fields = new Map<string, FieldForms>();
@@ -42,7 +37,7 @@ export class FormCounts {
     } else f.counts[i]!++;
   }
 
-  /** The counts as {@link SeenForms}: fields and forms in the order first seen, as {@link mergeSeen} adds them. */
+  /** The counts as {@link SeenForms}: fields and forms in the order first seen. */
   toSeenForms(): SeenForms {
     const out: SeenForms = {};
     for (const [field, f] of this.fields) for (let i = 0; i < f.forms.length; i++) addForm(out, field, f.forms[i]!, f.counts[i]!);
