@@ -98,6 +98,11 @@ describe("the market families' bytes, written again in place", () => {
     expect(family.body().buffer).not.toBe(y.body.buffer);
     expect(y.body.toString('utf8')).toContain('} 4\n');
     y.release();
+    // Most markets gone: a smaller buffer, the large one let go.
+    const large = family.body().buffer;
+    table.replace('a', rows(20, 6));
+    expect(family.body().buffer).not.toBe(large);
+    expect(family.body().toString('utf8').match(/\} 6$/gm)).toHaveLength(20);
   });
 
   it("give a render that comes between another's slices (a scrape during a poll's render) bytes of its own", () => {

@@ -128,9 +128,10 @@ export class MarketFamily {
     // ArrayBuffers a markets poll, freed only by a full collection (B6: ~18 MB of RSS). Only a finished render's bytes
     // are kept, and a render that takes them drops them from the cache as it starts: a render that comes between its
     // slices (a scrape's) finds none to take, and no two renders ever write into the same bytes.
+    // Not when they are more than twice what this render needs (the markets went): they go, as a smaller table's should.
     const last = this.cached?.bytes;
     let bytes: Bytes;
-    if (last !== undefined && last.lent === 0 && last.buf.length >= size) {
+    if (last !== undefined && last.lent === 0 && last.buf.length >= size && last.buf.length <= 2 * size) {
       bytes = last;
       this.cached = undefined;
     } else bytes = { buf: Buffer.allocUnsafe(size), lent: 0 };
