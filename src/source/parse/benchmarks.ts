@@ -9,9 +9,8 @@ import type { BenchmarkFields, BenchmarkRate, Reading, Rejection } from '../../m
 import { leanBoolean } from '../read/booleans.js';
 import { RowReader, isObject, unreadableOf } from '../read/fields.js';
 import { leanNumber } from '../read/numbers.js';
-import { READ_VALUE, ReadSlot } from '../read/result.js';
 import { FormCounts, type SeenForms } from '../read/seen.js';
-import { leanTime } from '../read/times.js';
+import { leanTime, toEpochMs } from '../read/times.js';
 
 const WINDOWS = ['1day', '7day', '30day'] as const;
 
@@ -30,13 +29,7 @@ function readRate(raw: unknown, path: string, fr: RowReader): BenchmarkRate | nu
   return { base: n('base'), reward: n('reward'), total: n('total') };
 }
 
-/** The day's time, read without recording anything: which day is the newest is decided before one is read in full. */
-const SLOT = new ReadSlot();
-function dayTime(raw: unknown): number | null {
-  return isObject(raw) && leanTime(raw.timestamp, SLOT) === READ_VALUE ? (SLOT.value as number) : null;
-}
-
-/** The newest day, read in full (its timestamp readable: {@link dayTime}). */
+/** The newest day, read in full (its timestamp readable: `toEpochMs`). */
 function readDay(raw: Record<string, unknown>, fr: RowReader): Day {
   const timestamp = fr.read('timestamp', raw.timestamp, leanTime) as number;
   const apy = isObject(raw.apy) ? raw.apy : {};
@@ -62,9 +55,10 @@ export function benchmarkReading(
   let newest: { raw: Record<string, unknown>; t: number } | undefined;
   let newestUnreadable = false;
   days.forEach((raw, i) => {
-    const t = dayTime(raw);
+    // Read without recording anything: which day is the newest is decided before one is read in full.
+    const t = isObject(raw) ? toEpochMs(raw.timestamp) : undefined;
     const last = i === days.length - 1;
-    if (t === null) {
+    if (t === undefined) {
       if (last) newestUnreadable = true;
       rejected.push({
         reason: 'missing_id',
