@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { setOwn } from '../src/own.js';
 import { isPacked, packReading, packValues, packValuesFrom, readValue, Reader, unpackFields, Writer, writeMemoValues, writeValue, type Shape } from '../src/store/codec.js';
 
 const BASE = 1795663233000;
@@ -95,4 +96,47 @@ describe('the packed values codec', () => {
       { numRuns: 5000, seed: 11 },
     );
   });
+
+  describe('decoding by layout (a decoder made per layout of keys)', () => {
+    /** Packs `fields` as the store does and reads them back whole and through a pick. */
+    const roundTrip = (fields: Record<string, unknown>, pick?: ReadonlySet<string>) => {
+      const packed = packReading(new Writer(), {}, fields, undefined, BASE);
+      const shape = JSON.parse(packed.shape) as Shape;
+      const r = new Reader(packed.vals);
+      const out = unpackFields(shape, r, BASE, pick);
+      return { out, done: r.done };
+    };
+    const ownEntries = (o: Record<string, unknown>) => Object.getOwnPropertyNames(o).map((k) => [k, o[k]]);
+
+    it('names a service sends are data, never code: quotes, backslashes, line separators, lone surrogates, __proto__, constructor', () => {
+      const hostile = ['"}); globalThis.lookoutPwned = 1; ({"', "'; globalThis.lookoutPwned = 2; '", '\\', '\u2028a\u2029', '\ud800', '`${globalThis.lookoutPwned = 3}`', '', '__proto__', 'constructor', 'toString', '1', 'fixed', 'r', 'at'];
+      const fields: Record<string, unknown> = {};
+      hostile.forEach((k, i) => setOwn(fields, k, i % 3 === 0 ? `text ${i}` : i % 3 === 1 ? i * 1.5 : { nested: i }));
+      for (const pick of [undefined, new Set(hostile), new Set(['__proto__', '"}); globalThis.lookoutPwned = 1; ({"', 'toString'])]) {
+        const { out } = roundTrip(fields, pick);
+        expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+        expect(ownEntries(out)).toEqual(ownEntries(fields).filter(([k]) => !pick || pick.has(k as string)));
+      }
+      expect((globalThis as { lookoutPwned?: number }).lookoutPwned).toBeUndefined();
+    });
+
+    it('any names and values, whole or picked, read back as written, in their order, past the layouts kept and wider than a decoder takes', () => {
+      // Values as JSON carries them (no −0, NaN or infinities: the codec writes −0 as 0, as JSON does).
+      const value = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => (Object.is(v, -0) ? 0 : v)), fc.integer(), fc.string(), fc.boolean(), fc.constant(null), fc.record({ a: fc.nat() }));
+      const entries = fc.uniqueArray(fc.tuple(fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', '0', '7')), value), { selector: ([k]) => k, maxLength: 80 });
+      fc.assert(
+        fc.property(entries, fc.func(fc.boolean()), (list, keep) => {
+          const fields: Record<string, unknown> = {};
+          for (const [k, v] of list) setOwn(fields, k, v);
+          const whole = roundTrip(fields);
+          expect(ownEntries(whole.out)).toEqual(ownEntries(fields));
+          expect(whole.done).toBe(true);
+          const pick = new Set(list.map(([k]) => k).filter((k) => keep(k)));
+          expect(ownEntries(roundTrip(fields, pick).out)).toEqual(ownEntries(fields).filter(([k]) => pick.has(k as string)));
+        }),
+        { numRuns: 1500, seed: 23 },
+      );
+    });
+  });
 });
+

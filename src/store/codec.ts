@@ -438,24 +438,6 @@ export function packValuesFrom(w: Writer, fields: Record<string, unknown>, at: n
   return w.take();
 }
 
-/** What decoding a shape's readings needs, worked out once per shape: its keys, which are packed, the others' values. */
-interface Plan {
-  keys: string[];
-  dyn: Uint8Array;
-  fixed: unknown[];
-  /** A key `__proto__` is set as an own member (setOwn): slower, so only for shapes that have one. */
-  proto: boolean;
-}
-const plans = new WeakMap<Shape, Plan>();
-function planOf(shape: Shape): Plan {
-  let p = plans.get(shape);
-  if (!p) {
-    p = { keys: shape.keys, dyn: Uint8Array.from(shape.dyn), fixed: shape.keys.map((k, i) => (shape.dyn[i] ? undefined : shape.fixed[k])), proto: shape.keys.includes('__proto__') };
-    plans.set(shape, p);
-  }
-  return p;
-}
-
 /**
  * Which fields of a reading a read builds: these top-level names (a reader that judges `utilization` needs no token
  * amounts decoded); every field when a read is given none. Sets are compared by identity: one pick per replay.
@@ -473,6 +455,10 @@ export interface PickPlan {
   /** Packed values in all (to read past those after the last picked one). */
   packed: number;
   proto: boolean;
+  /** Builds the picked fields from a reader at the first packed value, leaving it after the last picked one ({@link decoderOf}). */
+  decode: Decode;
+  /** Packed values `decode` reads or reads past. */
+  consumed: number;
 }
 const pickPlans = new WeakMap<FieldPick, WeakMap<Shape, PickPlan>>();
 /** The plan of a shape and pick (made once; a caller reading many rows may keep it by shape id, see {@link unpackPlanned}). */
@@ -493,10 +479,90 @@ export function pickPlanOf(shape: Shape, pick: FieldPick): PickPlan {
       }
       if (shape.dyn[i]) packed++;
     });
-    p = { keys, ord: Int32Array.from(ord), fixed, packed, proto: keys.includes('__proto__') };
+    p = pickPlan(keys, ord, fixed, packed);
     byShape.set(shape, p);
   }
   return p;
+}
+
+/** A plan of these picked keys (in the shape's order), their packed ordinals (−1: fixed) and fixed values. */
+function pickPlan(keys: string[], ord: number[], fixed: unknown[], packed: number): PickPlan {
+  let consumed = 0;
+  for (const o of ord) if (o >= 0) consumed = o + 1;
+  const proto = keys.includes('__proto__');
+  return { keys, ord: Int32Array.from(ord), fixed, packed, proto, decode: decoderOf(keys, ord, proto), consumed };
+}
+
+/** Reads a reading's picked fields (see {@link PickPlan.decode}); `fixed` is the plan's. */
+type Decode = (r: Reader, at: number, fixed: readonly unknown[]) => Record<string, unknown>;
+
+/**
+ * Decoders by layout (the picked keys and their ordinals), made once per layout: every market of one service has the
+ * same few layouts, so a replay of 10,000 markets shares a handful. Bounded: a service whose rows come in ever new
+ * layouts gets the generic loop past {@link MAX_DECODERS}.
+ */
+const decoders = new Map<string, Decode>();
+const MAX_DECODERS = 256;
+/** Layouts wider than this take the generic loop (an object literal that large is no faster). */
+const MAX_DECODED_KEYS = 64;
+
+/**
+ * The decoder of a layout: a function made for it whose object literal names the keys, so every reading of the layout
+ * is built with one hidden class at once — where the generic loop stored each field by a key it looked up (a keyed
+ * store per field, ~2× the decode). The keys come from the service: each is written into the code as
+ * `JSON.stringify(key)`, a string literal (quotes, backslashes, control characters and lone surrogates escaped), never
+ * as code; `__proto__` as a computed key, which makes an own member where the literal form would set the prototype.
+ */
+function decoderOf(keys: readonly string[], ord: readonly number[], proto: boolean): Decode {
+  if (keys.length > MAX_DECODED_KEYS) return genericDecode(keys, ord, proto);
+  const layout = JSON.stringify([keys, ord]);
+  let d = decoders.get(layout);
+  if (d) return d;
+  if (decoders.size >= MAX_DECODERS) return genericDecode(keys, ord, proto);
+  let body = '';
+  const members: string[] = [];
+  let next = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const name = k === '__proto__' ? '["__proto__"]' : JSON.stringify(k);
+    const o = ord[i]!;
+    if (o < 0) {
+      members.push(`${name}: fixed[${i}]`);
+      continue;
+    }
+    for (; next < o; next++) body += 'skip(r);\n';
+    body += `const v${i} = read(r, at);\n`;
+    next++;
+    members.push(`${name}: v${i}`);
+  }
+  const make = new Function('skip', 'read', `"use strict";\nreturn function decode(r, at, fixed) {\n${body}return { ${members.join(', ')} };\n};`) as (
+    skip: typeof skipValue,
+    read: typeof readValue,
+  ) => Decode;
+  d = make(skipValue, readValue);
+  decoders.set(layout, d);
+  return d;
+}
+
+/** The decode of a layout as a loop over its keys (no code made). */
+function genericDecode(keys: readonly string[], ord: readonly number[], proto: boolean): Decode {
+  return (r, at, fixed) => {
+    const fields: Record<string, unknown> = {};
+    let next = 0; // the ordinal of the packed value the reader is at
+    for (let i = 0; i < keys.length; i++) {
+      const o = ord[i]!;
+      let v: unknown;
+      if (o < 0) v = fixed[i];
+      else {
+        for (; next < o; next++) skipValue(r);
+        v = readValue(r, at);
+        next++;
+      }
+      if (proto) setOwn(fields, keys[i]!, v);
+      else fields[keys[i]!] = v;
+    }
+    return fields;
+  };
 }
 
 /**
@@ -505,36 +571,27 @@ export function pickPlanOf(shape: Shape, pick: FieldPick): PickPlan {
  * instead (for a caller that reads nothing after the values).
  */
 export function unpackFields(shape: Shape, r: Reader, at: number, pick?: FieldPick, toEnd = true): Record<string, unknown> {
-  if (pick) return unpackPlanned(pickPlanOf(shape, pick), r, at, toEnd);
-  const { keys, dyn, fixed, proto } = planOf(shape);
-  const fields: Record<string, unknown> = {};
-  const n = keys.length;
-  if (proto) {
-    for (let i = 0; i < n; i++) setOwn(fields, keys[i]!, dyn[i] ? readValue(r, at) : fixed[i]);
-    return fields;
+  return unpackPlanned(pick ? pickPlanOf(shape, pick) : fullPlanOf(shape), r, at, toEnd);
+}
+
+/** The plan that decodes every field of a shape's readings (made once per shape). */
+const fullPlans = new WeakMap<Shape, PickPlan>();
+function fullPlanOf(shape: Shape): PickPlan {
+  let p = fullPlans.get(shape);
+  if (!p) {
+    const ord: number[] = [];
+    let packed = 0;
+    for (let i = 0; i < shape.keys.length; i++) ord.push(shape.dyn[i] ? packed++ : -1);
+    p = pickPlan(shape.keys, ord, shape.keys.map((k, i) => (shape.dyn[i] ? undefined : shape.fixed[k])), packed);
+    fullPlans.set(shape, p);
   }
-  for (let i = 0; i < n; i++) fields[keys[i]!] = dyn[i] ? readValue(r, at) : fixed[i];
-  return fields;
+  return p;
 }
 
 /** {@link unpackFields} with a pick, by its plan ({@link pickPlanOf}). */
 export function unpackPlanned(p: PickPlan, r: Reader, at: number, toEnd: boolean): Record<string, unknown> {
-  const { keys, ord, fixed } = p;
-  const fields: Record<string, unknown> = {};
-  let next = 0; // the ordinal of the packed value the reader is at
-  for (let i = 0; i < keys.length; i++) {
-    const o = ord[i]!;
-    let v: unknown;
-    if (o < 0) v = fixed[i];
-    else {
-      for (; next < o; next++) skipValue(r);
-      v = readValue(r, at);
-      next++;
-    }
-    if (p.proto) setOwn(fields, keys[i]!, v);
-    else fields[keys[i]!] = v;
-  }
-  if (toEnd) for (; next < p.packed; next++) skipValue(r);
+  const fields = p.decode(r, at, p.fixed);
+  if (toEnd) for (let next = p.consumed; next < p.packed; next++) skipValue(r);
   return fields;
 }
 
