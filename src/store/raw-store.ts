@@ -7,7 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 import { chunkStart, CHUNK_MS } from './chunk-form.js';
-import { encodeRawChunk, openRawChunk, rawChunkSpan, rawEntry, type OpenRawChunk, type RawEntry } from './raw-chunks.js';
+import { ChunkEntry, encodeRawChunk, openRawChunk, rawChunkSpan, type OpenRawChunk, type RawEntry } from './raw-chunks.js';
 
 /** One full-resolution history row. */
 export interface RawRow extends RawEntry {
@@ -109,12 +109,8 @@ export function createRawStore(db: Database.Database) {
   const chunksCount = db.prepare<[], { n: number }>(`SELECT coalesce(sum(n), 0) AS n FROM reading_history_chunks`);
 
   const open = (row: ChunkRow): OpenRawChunk => openRawChunk(row.data, row.first);
-  /** Row `i` of an open chunk of `entity`: its entry (raw-chunks.ts rawEntry) with the entity added, not copied. */
-  const rowOf = (entity: number, c: OpenRawChunk, i: number): RawRow => {
-    const row = rawEntry(c, i) as RawRow;
-    row.entity = entity;
-    return row;
-  };
+  /** Row `i` of an open chunk of `entity` (its values read in the chunk's body: raw-chunks.ts ChunkEntry). */
+  const rowOf = (entity: number, c: OpenRawChunk, i: number): RawRow => new ChunkEntry(c, i, entity);
 
   /** Writes an entity's rows (in storage order, one hour) as a chunk. */
   function put(entity: number, entries: readonly RawEntry[]): void {

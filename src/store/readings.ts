@@ -24,8 +24,9 @@ import { chunkStart } from './chunk-form.js';
 import { createBucketStore } from './bucket-store.js';
 import { createHistoryChanges, type HistoryChanges } from './history-changes.js';
 import { createRawStore, type RawRow } from './raw-store.js';
+import { entryReader } from './raw-chunks.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
-import { packReading, packValuesFrom, pickPlanOf, Reader, shapeText, unpackFields, unpackPlanned, writeMemoValues, Writer, type FieldPick, type PackedLayout, type PickPlan, type Shape } from './codec.js';
+import { packReading, packValuesFrom, pickPlanOf, shapeText, unpackFields, unpackPlanned, writeMemoValues, Writer, type FieldPick, type PackedLayout, type PickPlan, type Shape } from './codec.js';
 import { hashedDictionary } from './dictionary.js';
 import { shapeKeyer } from './shape-key.js';
 import { StoreError } from './errors.js';
@@ -341,10 +342,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     if (picked) {
       const p = planned(picked, row.shape);
       shape = p.shape;
-      fields = unpackPlanned(p.plan, new Reader(row.vals), row.at, false);
+      fields = unpackPlanned(p.plan, entryReader(row), row.at, false);
     } else {
       shape = shapeOf(row.shape);
-      fields = unpackFields(shape, new Reader(row.vals), row.at);
+      fields = unpackFields(shape, entryReader(row), row.at);
     }
     const poll = polls.valueOf(row.poll) ?? '';
     // Two literals, not a spread of the unreadable part: the usual reading is made without a copy of an object.
@@ -422,7 +423,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       entity: e.entity,
       at: n.at,
       labels: { ...shape.labels },
-      fields: isBucket(n) ? n.fields : unpackFields(shape, new Reader(n.vals), n.at),
+      fields: isBucket(n) ? n.fields : unpackFields(shape, entryReader(n), n.at),
       ...(shape.unreadable ? { unreadable: { ...shape.unreadable } } : {}),
     };
   };
@@ -547,7 +548,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     const rows = raw.take(before, limit, (rows) => {
       for (const row of rows) {
         if (row.shape === VANISHED) continue;
-        const fields = unpackFields(shapeOf(row.shape), new Reader(row.vals), row.at);
+        const fields = unpackFields(shapeOf(row.shape), entryReader(row), row.at);
         const b = bucketOf({ at: row.at, seenAt: row.seen_at, poll: row.poll, shape: row.shape, fields });
         const k = `${row.entity}:${b.start}`;
         const acc = folded.get(k);
@@ -676,7 +677,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       if (!picked) describing.set(describe, (picked = { pick: describe, plans: new Map(), keep: false }));
       // In place: a reading carried on to later polls (or judged by several rules) is decoded once. Its member is
       // emptied, not deleted: deleting would turn the reading into a slower kind of object.
-      r.fields = unpackPlanned(planned(picked, row.shape).plan, new Reader(row.vals), row.at, false);
+      r.fields = unpackPlanned(planned(picked, row.shape).plan, entryReader(row), row.at, false);
       r.stored = undefined;
       return reading;
     },
