@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { loadConfigText, shardFromEnv } from '../src/config/load.js';
+import { deployedEnv } from '../src/bench/daemon-proc.js';
 import { tool } from './tools.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -135,5 +136,21 @@ describe('deploy/kubernetes/lookout.yaml', () => {
     expect(total).toBe(sts.spec.replicas);
     const shards = Array.from({ length: total }, (_, i) => shardFromEnv({ LOOKOUT_SHARD_INDEX: `${sts.metadata.name}-${i}`, LOOKOUT_SHARD_TOTAL: String(total) }, []));
     expect(shards).toEqual(Array.from({ length: total }, (_, i) => ({ index: i, total })));
+  });
+});
+
+describe('the Dockerfile', () => {
+  it("sets glibc's arenas for the runtime as the bench's daemon children run (what B6 measures is what the image runs)", () => {
+    const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    const runtime = text.slice(text.lastIndexOf('\nFROM '));
+    const arenas = /^ENV .*\bMALLOC_ARENA_MAX=(\d+)\b/m.exec(runtime)?.[1];
+    expect(arenas).toBe('2');
+    const saved = process.env.MALLOC_ARENA_MAX;
+    delete process.env.MALLOC_ARENA_MAX;
+    try {
+      expect(deployedEnv().MALLOC_ARENA_MAX).toBe(arenas);
+    } finally {
+      if (saved !== undefined) process.env.MALLOC_ARENA_MAX = saved;
+    }
   });
 });

@@ -23,10 +23,19 @@ export interface DaemonChild {
   stop(): Promise<void>;
 }
 
+/**
+ * The environment a daemon child runs in: this process's, with what the shipped image sets for the daemon's memory
+ * (the Dockerfile's `MALLOC_ARENA_MAX=2`: glibc's arenas, docs/performance.md) unless the bench's own environment says
+ * otherwise — the bench measures the daemon as it is deployed.
+ */
+export function deployedEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
+}
+
 /** Starts the daemon on the bench config `yaml` in a child process; resolves once it listens. */
 export async function startDaemonChild(yaml: string, opts: { execArgv?: string[] } = {}): Promise<DaemonChild> {
   const entry = fileURLToPath(new URL('./daemon-child.js', import.meta.url));
-  const child = fork(entry, [JSON.stringify({ yaml } satisfies DaemonChildInput)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: opts.execArgv ?? process.execArgv });
+  const child = fork(entry, [JSON.stringify({ yaml } satisfies DaemonChildInput)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: opts.execArgv ?? process.execArgv, env: deployedEnv() });
   const [msg] = (await Promise.race([
     once(child, 'message'),
     once(child, 'exit').then(([code]) => Promise.reject(new Error(`the daemon child exited with ${String(code)} before listening`))),

@@ -14,7 +14,7 @@ import { SCRAPE_EVERY_MS } from './scraper.js';
 import { percentile, summarize } from './stats.js';
 import { startChildSimulator } from './sim.js';
 import { benchConfigYaml } from './config.js';
-import { startDaemonChild } from './daemon-proc.js';
+import { deployedEnv, startDaemonChild } from './daemon-proc.js';
 import { assertPollsOk } from './poll-log.js';
 
 /** The small watch of target B6s: what the daemon costs for 200 markets (Prometheus + Alertmanager: ~85 MB together). */
@@ -22,7 +22,7 @@ const SMALL_MARKETS = 200;
 
 async function runChild(input: E2eInput): Promise<E2eResult> {
   const entry = fileURLToPath(new URL('./e2e-child.js', import.meta.url));
-  const child = fork(entry, [JSON.stringify(input)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(entry, [JSON.stringify(input)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: deployedEnv() });
   let result: E2eResult | undefined;
   child.on('message', (m) => (result = m as E2eResult));
   const [code] = (await once(child, 'exit')) as [number | null];
