@@ -4,7 +4,7 @@
  * prepared once; every method runs in the caller's transaction when called inside one (the engine relies on it).
  */
 import type Database from 'better-sqlite3';
-import type { Alert, AlertEvent, AlertState, Severity } from '../model.js';
+import type { Alert, AlertEvent, AlertState } from '../model.js';
 import { finite, sameReading, sameRecord, type TrackedAlert } from './lifecycle.js';
 
 /** Filter of {@link AlertRepo.list}. */
