@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { runBacktest, runBacktestCommand, type BacktestReport, type BacktestRow } from '../src/backtest/index.js';
+import { runBacktest, runBacktestCommand, type BacktestReport } from '../src/backtest/index.js';
 import type { AlertEvent } from '../src/model.js';
 import { migrations, openStore } from '../src/store/index.js';
 import { benchmark, marketReading, position, runSmall, transitions, type SmallStep } from './fixtures/backtest-week/small.js';

@@ -1,5 +1,5 @@
 /** Shared fixtures for the rule tests: readings, a HistoryView over an array, and rules parsed through the real schema. */
-import type { Reading, ReadingKind } from '../src/model.js';
+import type { Reading } from '../src/model.js';
 import { ruleSchema } from '../src/config/load.js';
 import { evaluateExplained, historyOf, type HistoryView, type RuleKind, type Verdict } from '../src/rules/rule-kind.js';
 

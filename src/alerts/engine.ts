@@ -665,11 +665,19 @@ function sameLabels(labels: Readonly<Record<string, string>>, rule: RuleBase, re
 function sameLabelsKept(t: TrackedAlert, rule: RuleBase, reading: Reading): boolean {
   const labels = t.alert.labels;
   const seen = t.seen;
-  const { over } = ruleLabels(rule);
-  if (seen !== undefined && seen.labels === labels && seen.rule === rule && sameAsText(seen.text, reading.labels, over)) return true;
+  if (seen !== undefined && seen.labels === labels && seen.rule === rule) {
+    // The rule's `over` kept with the text: no lookup of the rule's labels per alert and poll where the text answers.
+    if (seen.text !== undefined) {
+      if (sameAsText(seen.text, reading.labels, seen.over)) return true;
+    } else {
+      // Labels holding the separator, found equal to this object with this rule: when they are equal again, the
+      // reading's labels (but the rule's) are this object's, which hold it still — no text to try to make again.
+      return sameLabels(labels, rule, reading);
+    }
+  }
   if (!sameLabels(labels, rule, reading)) return false;
-  const text = labelsText(reading.labels, over);
-  t.seen = text === undefined ? undefined : { text, labels, rule };
+  const { over } = ruleLabels(rule);
+  t.seen = { text: labelsText(reading.labels, over), labels, rule, over };
   return true;
 }
 

@@ -47,10 +47,15 @@ function field(text: string, at: number, s: string): number {
 
 /** What an alert's labels were last found equal to, kept with the engine's copy of its row (`TrackedAlert.seen`). */
 export interface LabelsSeen {
-  /** {@link labelsText} of the reading's labels. */
-  readonly text: string;
+  /**
+   * {@link labelsText} of the reading's labels; undefined where they hold the separator (then they are compared with
+   * the alert's labels as they are, every time, but no text is made again for this labels object and rule).
+   */
+  readonly text: string | undefined;
   /** The alert's labels object it was found equal to: a step that gives the alert new labels makes it stale. */
   readonly labels: Readonly<Record<string, string>>;
   /** The rule it was found with: a reload's new rule makes it stale. */
   readonly rule: object;
+  /** The labels the rule sets (the `over` of {@link labelsText}), kept with the text so that checking it needs no lookup. */
+  readonly over: ReadonlySet<string>;
 }
