@@ -73,9 +73,6 @@ describe('parseJsonExact over random texts', () => {
       const want = oracle(text);
       expect(parseJsonExact(text), `seed ${seed}: ${text.slice(0, 200)}`).toEqual(want);
       expect(runSync(parseJsonExactSteps(text, 0)), `seed ${seed} in steps`).toEqual(want);
-      // As a response's bytes (what the client parses): the same value, in parts and in one go.
-      expect(runSync(parseJsonExactSteps(Buffer.from(text), 0)), `seed ${seed} from bytes in steps`).toEqual(want);
-      expect(runSync(parseJsonExactSteps(new TextEncoder().encode(text))), `seed ${seed} from bytes`).toEqual(want);
       // The quick test never says no to a text that holds a long integer outside its strings.
       if (!mayHoldLongInteger(text)) expect(JSON.parse(text), `seed ${seed}: no long integer`).toEqual(want);
     }
@@ -101,42 +98,3 @@ describe('parseJsonExact on text that is not JSON', () => {
     expect(() => runSync(parseJsonExactSteps(text, 0))).toThrow();
   });
 });
-
-describe('parseJsonExactSteps from bytes', () => {
-  /** A document around a wide array whose strings hold what UTF-8 makes of them: multi-byte characters and bad bytes. */
-  const document = (cell: (i: number) => Buffer): Buffer => {
-    const parts: Buffer[] = [Buffer.from('{"data":{"rows":[')];
-    for (let i = 0; i < 600; i++) parts.push(Buffer.from(`${i ? ',' : ''}{"i":${i},"price":3022232490411010000000000${i},"name":"`), cell(i), Buffer.from('"}'));
-    parts.push(Buffer.from(']},"after":"é"}'));
-    return Buffer.concat(parts);
-  };
-  /** The value the text TextDecoder gives (what a response's text always was) parses to. */
-  const fromText = (b: Uint8Array) => parseJsonExact(new TextDecoder().decode(b));
-
-  it('reads multi-byte characters, bad bytes (as U+FFFD) and a byte order mark as the decoded text says, in parts', () => {
-    const cells = [
-      (i: number) => Buffer.from(`é ☃ 😀 ${i}`),
-      (i: number) => Buffer.from([0x61, 0xff, 0xc3, 0x62, 0xe2, 0x82, 0x30 + (i % 10)]), // bad sequences ended by ASCII
-      (i: number) => Buffer.from([0xf0, 0x9f, 0x98, 0x5c, 0x5c, 0x30 + (i % 10)]), // a cut sequence before an escaped backslash
-    ];
-    for (const cell of cells) {
-      const b = document(cell);
-      const want = fromText(b);
-      expect((want as { data: { rows: Array<{ price: unknown }> } }).data.rows[599]!.price).toBe('3022232490411010000000000599');
-      for (const bytes of [b, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), b])]) {
-        expect(runSync(parseJsonExactSteps(bytes, 0))).toEqual(want);
-        expect(JSON.stringify(runSync(parseJsonExactSteps(bytes, 0)))).toBe(JSON.stringify(want));
-        expect(runSync(parseJsonExactSteps(bytes))).toEqual(want);
-      }
-    }
-  });
-
-  it('fails on bytes that are not JSON with the error their text gives', () => {
-    const b = document((i) => Buffer.from(String(i)));
-    for (const bad of [b.subarray(0, b.length - 30), Buffer.concat([b.subarray(0, 100), Buffer.from(',,'), b.subarray(100)])]) {
-      expect(() => fromText(bad)).toThrow(SyntaxError);
-      expect(() => runSync(parseJsonExactSteps(bad, 0))).toThrow(SyntaxError);
-    }
-  });
-});
-

@@ -11,7 +11,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { formatDuration } from '../config/duration.js';
 import { silentLogger, type Logger } from '../log.js';
 import { DataServiceError, SOURCE_CODES, scrubCause, type SourceCode } from './errors.js';
-import { parseJsonExactSteps, textOf } from './json.js';
+import { parseJsonExactSteps } from './json.js';
 import { runYielding } from '../yielding.js';
 import { Semaphore } from './semaphore.js';
 import { redact } from '../errors.js';
@@ -173,7 +173,7 @@ export class HttpClient {
     if (this.opts.apiKey) headers['x-api-key'] = this.opts.apiKey;
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     let status: number;
-    let bytes: Buffer;
+    let text: string;
     let retryAfter: string | undefined;
     try {
       const res = await this.dispatcherFor(req.url).request({
@@ -187,7 +187,7 @@ export class HttpClient {
       status = res.statusCode;
       const ra = res.headers['retry-after'];
       retryAfter = Array.isArray(ra) ? ra[0] : ra;
-      bytes = await bodyBytes(res.body);
+      text = await bodyText(res.body);
     } catch (err) {
       if (req.signal?.aborted) throw err;
       if (deadline.signal.aborted || isTimeout(err)) {
@@ -198,22 +198,21 @@ export class HttpClient {
     } finally {
       clearTimeout(timer);
     }
-    return this.classify(status, bytes, retryAfter, req.accept ?? []);
+    return this.classify(status, text, retryAfter, req.accept ?? []);
   }
 
-  private async classify(status: number, bytes: Buffer, retryAfter: string | undefined, accept: readonly number[]): Promise<Attempt> {
+  private async classify(status: number, text: string, retryAfter: string | undefined, accept: readonly number[]): Promise<Attempt> {
     if ((status >= 200 && status < 300) || accept.includes(status)) {
-      if (status === 204 || (status !== 200 && textOf(bytes).trim() === '')) return { ok: true, response: { status, body: null } };
+      if (status === 204 || (text.trim() === '' && status !== 200)) return { ok: true, response: { status, body: null } };
       try {
-        // In parts, giving the event loop a turn between them: a 10,000-market body is megabytes of JSON, read from
-        // its bytes (src/source/json.ts).
-        return { ok: true, response: { status, body: await runYielding(parseJsonExactSteps(bytes)) } };
+        // In parts, giving the event loop a turn between them: a 10,000-market body is megabytes of JSON.
+        return { ok: true, response: { status, body: await runYielding(parseJsonExactSteps(text)) } };
       } catch (err) {
         // A body cut short is almost always the transport (a dropped connection, a proxy), so retry it.
-        return { ok: false, code: SOURCE_CODES.badJson, reason: 'bad_json', status, detail: `${status} but the body is not valid JSON (${errText(err)}, ${bytes.length} bytes)`, retryable: true, cause: err };
+        return { ok: false, code: SOURCE_CODES.badJson, reason: 'bad_json', status, detail: `${status} but the body is not valid JSON (${errText(err)}, ${text.length} bytes)`, retryable: true, cause: err };
       }
     }
-    const said = this.serviceSays(textOf(bytes));
+    const said = this.serviceSays(text);
     if (status === 401 || status === 403) {
       const hint = this.opts.apiKey ? '' : ' (source.api_key is not set)';
       return { ok: false, code: SOURCE_CODES.auth, reason: `http_${status}`, status, detail: `${status} — ${AUTH_TEXT}${hint}${said}`, retryable: false };
@@ -277,19 +276,17 @@ function errText(err: unknown): string {
 }
 
 /**
- * The body's bytes, joined once when it ends (src/source/json.ts reads a large one from them; `textOf` gives the text
- * `body.text()` would: UTF-8, a leading BOM dropped, bad bytes as U+FFFD). Its chunks are kept as bytes meanwhile,
- * outside V8's heap: decoded as they came, a 9 MB markets answer was 9 MB of chunk strings that lived long enough to
- * be promoted and then 9 MB more joined, a full collection's worth of the old generation's growth a poll
- * (src/heap-growth.ts); decoded whole when it ended, one 9 MB string that stayed in the large-object space until a
- * full collection.
+ * The body as text (what `body.text()` gives: UTF-8, a leading BOM dropped, bad bytes as U+FFFD), decoded once when
+ * it ends. Its chunks are kept as bytes meanwhile, outside V8's heap: decoded as they came, a 9 MB markets answer
+ * was 9 MB of chunk strings that lived long enough to be promoted and then 9 MB more joined, a full collection's worth
+ * of the old generation's growth a poll (src/heap-growth.ts). The one decode of 9 MB holds the loop 5–10 ms.
  */
-async function bodyBytes(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
+async function bodyText(body: AsyncIterable<Uint8Array>): Promise<string> {
   const chunks: Uint8Array[] = [];
   let length = 0;
   for await (const chunk of body) {
     chunks.push(chunk);
     length += chunk.length;
   }
-  return chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength) : Buffer.concat(chunks, length);
+  return new TextDecoder().decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
 }

@@ -3,52 +3,51 @@
  * into a rounded double; the service's token amounts and oracle prices are such numbers. Integer
  * literals of 16 or more digits are therefore quoted before parsing, so they arrive as exact decimal
  * strings (the value parsers accept numeric strings everywhere a number is expected).
- *
- * The scans read the text's UTF-8 bytes: a response is parsed from the bytes it came as, without one string of the
- * whole (a markets answer's 9 MB string lived in V8's large-object space until a full collection, B6). JSON's
- * quotes, brackets, commas, backslashes and digits are ASCII, and no byte of a multi-byte UTF-8 sequence is below
- * 0x80, so a scan of the bytes finds them where a scan of the characters would; pieces cut there decode as the same
- * characters as the whole text would (an invalid sequence ends at the next ASCII byte either way).
  */
 import { setOwn } from '../own.js';
 
 /** Fewest digits of an integer literal that is quoted: 2^53 has 16. */
 const LONG_DIGITS = 16;
 
-/** True for the byte of a JSON number token: digits, `-`, `+`, `.`, `e`, `E`. */
+/** True for the character codes of a JSON number token: digits, `-`, `+`, `.`, `e`, `E`. */
 const inNumber = (c: number): boolean => (c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46 || c === 101 || c === 69;
 
-/** The end of the JSON string whose opening quote is at `open` (the index after its closing quote), or -1 when it is not closed. */
-function stringEnd(b: Uint8Array, open: number): number {
-  for (let i = open + 1; i < b.length; i++) {
-    const c = b[i]!;
-    if (c === 34 /* " */) return i + 1;
-    if (c === 92 /* \ */) i++; // the escaped character is read past, whatever it is
+/**
+ * The end of the JSON string whose opening quote is at `open` (the index after its closing quote), or -1 when it is
+ * not closed. Found by `indexOf`, not character by character: a markets answer is mostly strings.
+ */
+function stringEnd(text: string, open: number): number {
+  for (let from = open + 1; ; ) {
+    const q = text.indexOf('"', from);
+    if (q < 0) return -1;
+    let slashes = 0;
+    while (text.charCodeAt(q - 1 - slashes) === 92 /* \ */) slashes++;
+    if (slashes % 2 === 0) return q + 1;
+    from = q + 1;
   }
-  return -1;
 }
 
 /**
  * The end of the number token starting at `i` (a digit or `-`); pushes its start and end onto `spans` when it is an
  * integer literal of {@link LONG_DIGITS} or more digits (no fraction, no exponent).
  */
-function numberEnd(b: Uint8Array, i: number, spans: number[]): number {
+function numberEnd(text: string, i: number, spans: number[]): number {
   let j = i;
-  while (j < b.length && inNumber(b[j]!)) j++;
+  while (j < text.length && inNumber(text.charCodeAt(j))) j++;
   let digits = j - i;
-  if (b[i] === 45 /* - */) digits--;
+  if (text.charCodeAt(i) === 45 /* - */) digits--;
   if (digits >= LONG_DIGITS) {
     let integer = true;
-    for (let k = j - digits; k < j && integer; k++) integer = b[k]! >= 48 && b[k]! <= 57;
+    for (let k = j - digits; k < j && integer; k++) integer = text.charCodeAt(k) >= 48 && text.charCodeAt(k) <= 57;
     // A leading zero followed by digits is not JSON (`0123`): left as it is, JSON.parse refuses it as it refuses `0123`.
-    const leadingZero = b[j - digits] === 48;
+    const leadingZero = text.charCodeAt(j - digits) === 48;
     if (integer && !leadingZero) spans.push(i, j);
   }
   return j;
 }
 
-/** `b[from, to)` as text, with the long integer literals at `spans` (start, end pairs, in order) quoted. */
-function quoted(b: Buffer, from: number, to: number, spans: readonly number[]): string {
+/** `text[from, to)` with the long integer literals at `spans` (start, end pairs, in order) quoted. */
+function quoted(text: string, from: number, to: number, spans: readonly number[]): string {
   // The first span starting at or after `from`, by bisection over the pairs.
   let lo = 0;
   for (let hi = spans.length / 2; lo < hi; ) {
@@ -57,43 +56,32 @@ function quoted(b: Buffer, from: number, to: number, spans: readonly number[]): 
     else hi = mid;
   }
   let k = 2 * lo;
-  if (k >= spans.length || spans[k]! >= to) return b.toString('utf8', from, to);
+  if (k >= spans.length || spans[k]! >= to) return text.slice(from, to);
   let out = '';
   let at = from;
   for (; k < spans.length && spans[k]! < to; k += 2) {
-    out += `${b.toString('utf8', at, spans[k])}"${b.toString('latin1', spans[k], spans[k + 1])}"`;
+    out += `${text.slice(at, spans[k])}"${text.slice(spans[k], spans[k + 1])}"`;
     at = spans[k + 1]!;
   }
-  return out + b.toString('utf8', at, to);
+  return out + text.slice(at, to);
 }
 
 /**
- * Where the long integer literals outside strings are (start, end pairs): one pass over the bytes that skips strings
- * whole (a regex over the 9 MB of a markets answer took a third of JSON.parse's time, and a copy of the text; most
- * answers have no such literal outside a string, and are parsed as they came).
+ * Where the long integer literals outside strings are (start, end pairs): one pass over the character codes that
+ * skips strings whole (a regex over the 9 MB of a markets answer took a third of JSON.parse's time, and a copy of the
+ * text; most answers have no such literal outside a string, and are parsed as they came).
  */
-function longIntegers(b: Uint8Array): number[] {
+function longIntegers(text: string): number[] {
   const spans: number[] = [];
-  for (let i = 0; i < b.length; ) {
-    const c = b[i]!;
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
     if (c === 34 /* " */) {
-      i = stringEnd(b, i);
+      i = stringEnd(text, i);
       if (i < 0) break; // not JSON: JSON.parse says so
-    } else if ((c >= 48 && c <= 57) || c === 45) i = numberEnd(b, i, spans);
+    } else if ((c >= 48 && c <= 57) || c === 45) i = numberEnd(text, i, spans);
     else i++;
   }
   return spans;
-}
-
-/** The UTF-8 bytes of a response as a Buffer (a view, no copy), without a leading byte order mark (as TextDecoder drops it). */
-function bytesOf(input: Uint8Array): Buffer {
-  const b = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
-  return b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? b.subarray(3) : b;
-}
-
-/** A response's bytes as the text they say (UTF-8; invalid sequences become U+FFFD, a leading byte order mark is dropped). */
-export function textOf(input: Uint8Array): string {
-  return bytesOf(input).toString('utf8');
 }
 
 /**
@@ -112,9 +100,8 @@ export function mayHoldLongInteger(text: string): boolean {
 /** Parses JSON text; integer literals of 16+ digits become decimal strings. Throws SyntaxError like JSON.parse. */
 export function parseJsonExact(text: string): unknown {
   if (!mayHoldLongInteger(text)) return JSON.parse(text);
-  const b = Buffer.from(text, 'utf8');
-  const spans = longIntegers(b);
-  return spans.length === 0 ? JSON.parse(text) : parseQuoted(text, quoted(b, 0, b.length, spans));
+  const spans = longIntegers(text);
+  return spans.length === 0 ? JSON.parse(text) : parseQuoted(text, quoted(text, 0, text.length, spans));
 }
 
 /** JSON.parse of `exact` (the text with long integers quoted); a text that is not JSON fails with its own SyntaxError. */
@@ -133,7 +120,7 @@ const CHUNK_FROM = 1 << 20;
 const MIN_ELEMENTS = 256;
 /** Elements of the big array parsed between pauses. */
 const ELEMENTS_PER_PARSE = 250;
-/** Bytes scanned between pauses. */
+/** Characters scanned between pauses. */
 const SCAN_STEP = 1 << 16;
 
 /** The array with the most elements (at most four levels deep): where its `[` and `]` are, and where each element starts. */
@@ -144,26 +131,26 @@ interface BigArray {
 }
 
 /**
- * Finds the biggest array by one pass over the bytes that skips strings whole, and the long integer literals outside
+ * Finds the biggest array by one pass over the text that skips strings whole, and the long integer literals outside
  * strings on the way (start, end pairs); undefined when there is no array worth it or the brackets do not match (the
  * caller then parses the text in one go, which says what is wrong with it).
  */
-function* findBigArray(b: Uint8Array): Generator<void, { big: BigArray; spans: number[] } | undefined, void> {
+function* findBigArray(text: string): Generator<void, { big: BigArray; spans: number[] } | undefined, void> {
   const stack: Array<{ array: boolean; start: number; starts: number[] | null }> = [];
   const spans: number[] = [];
   let best: BigArray | undefined;
   let pause = SCAN_STEP;
-  for (let i = 0; i < b.length; i++) {
+  for (let i = 0; i < text.length; i++) {
     if (i >= pause) {
       yield;
       pause = i + SCAN_STEP;
     }
-    const c = b[i]!;
+    const c = text.charCodeAt(i);
     if (c === 34 /* " */) {
-      const end = stringEnd(b, i);
+      const end = stringEnd(text, i);
       if (end < 0) return undefined;
       i = end - 1;
-    } else if ((c >= 48 && c <= 57) || c === 45 /* - */) i = numberEnd(b, i, spans) - 1;
+    } else if ((c >= 48 && c <= 57) || c === 45 /* - */) i = numberEnd(text, i, spans) - 1;
     else if (c === 91 /* [ */) stack.push({ array: true, start: i, starts: stack.length < 4 ? [i + 1] : null });
     else if (c === 123 /* { */) stack.push({ array: false, start: i, starts: null });
     else if (c === 44 /* , */) stack[stack.length - 1]?.starts?.push(i + 1);
@@ -198,31 +185,28 @@ function place(skeleton: unknown, sentinel: string, value: unknown): { value: un
  * {@link parseJsonExact} in steps that pause between parts: a text of a megabyte or more whose biggest array holds
  * hundreds of elements (the markets query's `data.metrics`) is parsed as the rest of the document with that array
  * left out, then its elements a few hundred at a time. The result is the same value; a text that is not valid JSON
- * (or one the parts cannot be cut from) is parsed in one go, so it fails with the same SyntaxError. Given bytes (a
- * response as it came: UTF-8), a text that large is read from them, each part decoded on its own: no string of the
- * whole is made unless the parts cannot be cut.
+ * (or one the parts cannot be cut from) is parsed in one go, so it fails with the same SyntaxError.
  */
-export function* parseJsonExactSteps(input: string | Uint8Array, chunkFrom = CHUNK_FROM): Generator<void, unknown, void> {
-  if (input.length < chunkFrom) return parseJsonExact(typeof input === 'string' ? input : textOf(input));
-  const b = typeof input === 'string' ? Buffer.from(input, 'utf8') : bytesOf(input);
-  const whole = (): unknown => parseJsonExact(typeof input === 'string' ? input : b.toString('utf8'));
-  const found = yield* findBigArray(b);
-  if (!found) return whole();
+export function* parseJsonExactSteps(text: string, chunkFrom = CHUNK_FROM): Generator<void, unknown, void> {
+  if (text.length < chunkFrom) return parseJsonExact(text);
+  const found = yield* findBigArray(text);
+  if (!found) return parseJsonExact(text);
   const { big, spans } = found;
   const sentinel = `\u0000lookout-parts-${Math.random().toString(36).slice(2)}`;
   try {
-    const skeleton = parseJsonExact(b.toString('utf8', 0, big.start) + JSON.stringify(sentinel) + b.toString('utf8', big.end + 1));
+    const skeleton = parseJsonExact(text.slice(0, big.start) + JSON.stringify(sentinel) + text.slice(big.end + 1));
     const elements: unknown[] = [];
     const { starts } = big;
     for (let k = 0; k < starts.length; k++) {
       if (k % ELEMENTS_PER_PARSE === 0) yield;
-      // Each element parsed from its own piece of the bytes, decoded alone (small strings that die young), the long
-      // integers found by the scan quoted where they are. JSON.parse refuses a piece that is not one value.
-      elements.push(JSON.parse(quoted(b, starts[k]!, k + 1 < starts.length ? starts[k + 1]! - 1 : big.end, spans)));
+      // Each element parsed from its own slice of the text (a view, no copy: `[` + part + `]` copied the whole array,
+      // 9 MB a markets poll, in pieces too big for the young generation), the long integers found by the scan quoted
+      // where they are (only then is the element's text copied). JSON.parse refuses a slice that is not one value.
+      elements.push(JSON.parse(quoted(text, starts[k]!, k + 1 < starts.length ? starts[k + 1]! - 1 : big.end, spans)));
     }
     const placed = place(skeleton, sentinel, elements);
-    return placed.found === 1 ? placed.value : whole();
+    return placed.found === 1 ? placed.value : parseJsonExact(text);
   } catch {
-    return whole();
+    return parseJsonExact(text);
   }
 }
