@@ -22,7 +22,7 @@ const dirs = tempDirs();
 afterAll(() => dirs.cleanup());
 
 const entry = (seen: number, at: number, poll: number, shape: number, vals: number[]): RawEntry => ({ seen_at: seen, at, poll, shape, vals: Uint8Array.from(vals) });
-const plainOf = (e: RawEntry) => ({ ...e, vals: Buffer.from(e.vals).toString('hex') });
+const plainOf = (e: RawEntry) => ({ seen_at: e.seen_at, at: e.at, poll: e.poll, shape: e.shape, vals: Buffer.from(e.vals).toString('hex') });
 
 describe('a raw chunk packed and read back', () => {
   it('gives back every row exactly: times before and after their storage, ids, values (vanished markers with none)', () => {

@@ -453,20 +453,17 @@ export function packValuesFrom(w: Writer, fields: Record<string, unknown>, at: n
 export type FieldPick = ReadonlySet<string>;
 
 /**
- * What decoding a shape's readings with a pick needs, worked out once per shape and pick: the picked keys in the
- * shape's order, and for each the ordinal of its packed value (−1: its value is fixed, in `fixed`).
+ * What decoding a shape's readings with a pick needs, worked out once per shape and pick: the decoder of the picked
+ * keys' layout and the values of those that are fixed (by the key's place among the picked, in the shape's order).
  */
 export interface PickPlan {
-  keys: string[];
-  ord: Int32Array;
-  fixed: unknown[];
-  /** Packed values in all (to read past those after the last picked one). */
-  packed: number;
-  proto: boolean;
   /** Builds the picked fields from a reader at the first packed value, leaving it after the last picked one ({@link decoderOf}). */
   decode: Decode;
+  fixed: unknown[];
   /** Packed values `decode` reads or reads past. */
   consumed: number;
+  /** Packed values in all (to read past those after the last picked one). */
+  packed: number;
 }
 const pickPlans = new WeakMap<FieldPick, WeakMap<Shape, PickPlan>>();
 /** The plan of a shape and pick (made once; a caller reading many rows may keep it by shape id, see {@link unpackPlanned}). */
@@ -497,8 +494,7 @@ export function pickPlanOf(shape: Shape, pick: FieldPick): PickPlan {
 function pickPlan(keys: string[], ord: number[], fixed: unknown[], packed: number): PickPlan {
   let consumed = 0;
   for (const o of ord) if (o >= 0) consumed = o + 1;
-  const proto = keys.includes('__proto__');
-  return { keys, ord: Int32Array.from(ord), fixed, packed, proto, decode: decoderOf(keys, ord, proto), consumed };
+  return { decode: decoderOf(keys, ord, keys.includes('__proto__')), fixed, consumed, packed };
 }
 
 /** Reads a reading's picked fields (see {@link PickPlan.decode}); `fixed` is the plan's. */

@@ -125,15 +125,10 @@ export function entryReader(e: RawEntry): Reader {
   return e instanceof ChunkEntry ? new Reader(e.body, e.off, e.end) : new Reader(e.vals);
 }
 
-/** Row `i` of an open chunk (its values a view of the chunk's body). */
-export function rawEntry(c: OpenRawChunk, i: number): RawEntry {
-  return { seen_at: c.seens[i]!, at: c.ats[i]!, poll: c.polls[i]!, shape: c.shapes[i]!, vals: c.body.subarray(c.offs[i]!, c.offs[i + 1]!) };
-}
-
-/** Every row of a chunk. */
+/** Every row of a chunk (of no entity: 0). */
 export function decodeRawChunk(data: Uint8Array, first: number): RawEntry[] {
   const c = openRawChunk(data, first);
-  return Array.from({ length: c.n }, (_, i) => rawEntry(c, i));
+  return Array.from({ length: c.n }, (_, i) => new ChunkEntry(c, i, 0));
 }
 
 /** What a chunk's row says of its rows (for its columns): storage times, the span of the readings' times (vanished markers aside), how many readings. */
