@@ -342,6 +342,25 @@ describe('retries', () => {
     expect(sim.requests.count('/api/v1/positions') - before).toBe(3);
   });
 
+  it('a body that is not JSON: the error counts the bytes that came, not the decoded text', async () => {
+    // 9 characters of text, 3 of them 3-byte UTF-8 (€), after a BOM that decoding drops: 3 + 6 + 9 = 18 bytes.
+    const body = Buffer.concat([Buffer.of(0xef, 0xbb, 0xbf), Buffer.from('{"a":"€€€', 'utf8')]);
+    expect(body.length).toBe(18);
+    const srv = await rawServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    try {
+      const c = createDataServiceClient(sourceConfig({ url: srv.url, catalogUrl: srv.url }, { retries: 0 }));
+      clients.push(c);
+      const err = await failure(c.networks());
+      expect(err).toMatchObject({ code: 'E_SOURCE_BAD_JSON', reason: 'bad_json', status: 200 });
+      expect(err.message).toMatch(/not valid JSON \(.*, 18 bytes\)$/);
+    } finally {
+      await srv.close();
+    }
+  });
+
   it('a response slower than the timeout is E_SOURCE_TIMEOUT', async () => {
     sim.faults.add({ path: '/api/catalog/networks', delayMs: 2_000, times: 5 });
     const err = await failure(client({ timeout: 100, retries: 1 }).networks());

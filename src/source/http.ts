@@ -173,7 +173,7 @@ export class HttpClient {
     if (this.opts.apiKey) headers['x-api-key'] = this.opts.apiKey;
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     let status: number;
-    let text: string;
+    let body: { text: string; bytes: number };
     let retryAfter: string | undefined;
     try {
       const res = await this.dispatcherFor(req.url).request({
@@ -187,7 +187,7 @@ export class HttpClient {
       status = res.statusCode;
       const ra = res.headers['retry-after'];
       retryAfter = Array.isArray(ra) ? ra[0] : ra;
-      text = await bodyText(res.body);
+      body = await bodyText(res.body);
     } catch (err) {
       if (req.signal?.aborted) throw err;
       if (deadline.signal.aborted || isTimeout(err)) {
@@ -198,10 +198,10 @@ export class HttpClient {
     } finally {
       clearTimeout(timer);
     }
-    return this.classify(status, text, retryAfter, req.accept ?? []);
+    return this.classify(status, body, retryAfter, req.accept ?? []);
   }
 
-  private async classify(status: number, text: string, retryAfter: string | undefined, accept: readonly number[]): Promise<Attempt> {
+  private async classify(status: number, { text, bytes }: { text: string; bytes: number }, retryAfter: string | undefined, accept: readonly number[]): Promise<Attempt> {
     if ((status >= 200 && status < 300) || accept.includes(status)) {
       if (status === 204 || (text.trim() === '' && status !== 200)) return { ok: true, response: { status, body: null } };
       try {
@@ -209,7 +209,7 @@ export class HttpClient {
         return { ok: true, response: { status, body: await runYielding(parseJsonExactSteps(text)) } };
       } catch (err) {
         // A body cut short is almost always the transport (a dropped connection, a proxy), so retry it.
-        return { ok: false, code: SOURCE_CODES.badJson, reason: 'bad_json', status, detail: `${status} but the body is not valid JSON (${errText(err)}, ${text.length} bytes)`, retryable: true, cause: err };
+        return { ok: false, code: SOURCE_CODES.badJson, reason: 'bad_json', status, detail: `${status} but the body is not valid JSON (${errText(err)}, ${bytes} bytes)`, retryable: true, cause: err };
       }
     }
     const said = this.serviceSays(text);
@@ -276,17 +276,18 @@ function errText(err: unknown): string {
 }
 
 /**
- * The body as text (what `body.text()` gives: UTF-8, a leading BOM dropped, bad bytes as U+FFFD), decoded once when
+ * The body as text (what `body.text()` gives: UTF-8, a leading BOM dropped, bad bytes as U+FFFD) and how many bytes
+ * came (an error says that, not the text's UTF-16 length), decoded once when
  * it ends. Its chunks are kept as bytes meanwhile, outside V8's heap: decoded as they came, a 9 MB markets answer
  * was 9 MB of chunk strings that lived long enough to be promoted and then 9 MB more joined, a full collection's worth
  * of the old generation's growth a poll (src/heap-growth.ts). The one decode of 9 MB holds the loop 5–10 ms.
  */
-async function bodyText(body: AsyncIterable<Uint8Array>): Promise<string> {
+async function bodyText(body: AsyncIterable<Uint8Array>): Promise<{ text: string; bytes: number }> {
   const chunks: Uint8Array[] = [];
   let length = 0;
   for await (const chunk of body) {
     chunks.push(chunk);
     length += chunk.length;
   }
-  return new TextDecoder().decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+  return { text: new TextDecoder().decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length)), bytes: length };
 }
