@@ -28,6 +28,7 @@ import { judgedFields, readingFields } from '../rules/reading-fields.js';
 import type { RuleBase } from '../rules/schema.js';
 import { openScratchStore, type Store } from '../store/index.js';
 import { BUCKET_MS } from '../store/buckets.js';
+import { Slots, type Batch, type Slot } from './batch.js';
 import type { RunRow as StoredRunRow } from '../store/poll-runs.js';
 
 /** What one replay produced. */
@@ -127,24 +128,8 @@ export function replay(opts: ReplayOptions): ReplayResult {
 
   const state = openScratchStore();
   const failures = new Map<string, number>();
-  /**
-   * An entity's key in the maps below, made once per entity: the key of every reading of it is then the same string,
-   * whose hash is kept, where one built per reading was hashed anew each time (its entity name is the history's same
-   * string each time: a lookup by it is cheap).
-   */
-  const keys = new Map<string, Map<string, string>>();
-  const key = (kind: string, entity: string): string => {
-    let byEntity = keys.get(kind);
-    if (!byEntity) keys.set(kind, (byEntity = new Map()));
-    let k = byEntity.get(entity);
-    if (k === undefined) byEntity.set(entity, (k = `${kind}\u0000${entity}`));
-    return k;
-  };
-  const seenBy = new Map<string, { poll: string; kind: ReadingKind; entity: string }>();
-  /** Records that `poll` returned these readings last (an entry is made anew only when its poll changes). */
-  const see = (poll: string, batch: ReadonlyMap<string, Reading>) => {
-    for (const [k, r] of batch) if (seenBy.get(k)?.poll !== poll) seenBy.set(k, { poll, kind: r.kind, entity: r.entity });
-  };
+  /** Which entities each poll returned, by a slot per entity (src/backtest/batch.ts). */
+  const slots = new Slots();
   const engine = new AlertEngine({
     store: state,
     rules: opts.rules,
@@ -158,7 +143,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
         at: (k, e, t) => source.readings.historyAt(k, e, t, asOf),
         range: (k, e, f, t) => source.readings.historyRange(k, e, f, t, asOf),
       },
-      lastSeenBy: (poll) => [...seenBy.values()].filter((s) => s.poll === poll),
+      lastSeenBy: (poll) => slots.lastSeenBy(poll),
       consecutiveFailures: (poll) => failures.get(poll) ?? 0,
       ...(describe ? { described: (r: Reading) => source.readings.described(r, describe) } : {}),
     },
@@ -172,8 +157,9 @@ export function replay(opts: ReplayOptions): ReplayResult {
     }
   };
 
-  const pending = new Map<number, { readings: Reading[]; vanished: string[]; seen: number }>();
-  const carry = new Map<string, Map<string, Reading>>();
+  const pending = new Map<number, { readings: Reading[]; vanished: Slot[]; seen: number }>();
+  /** Each poll's last batch: what carries forward to a run that stored fewer rows than it returned. */
+  const carry = new Map<string, Batch>();
   const groups = new Map<string, { at: number; kind: string; readings: Reading[] }>();
   let nextRun = 0;
   let lastProgress = -Infinity;
@@ -202,22 +188,16 @@ export function replay(opts: ReplayOptions): ReplayResult {
       return;
     }
     failures.set(run.poll, 0);
-    const fresh = new Map<string, Reading>();
     const stored = pending.get(index);
-    for (const r of stored?.readings ?? []) fresh.set(key(r.kind, r.entity), r);
     pending.delete(index);
+    const fresh = slots.batchOf(stored?.readings ?? []);
     asOf = Math.max(run.finished_at, stored?.seen ?? run.finished_at);
-    const complete = fresh.size >= run.rows;
-    let batch = fresh;
-    if (!complete) {
-      const carried = new Map(carry.get(run.poll) ?? []);
-      // Entities the run no longer returned are marked in history: what is left carries forward unchanged.
-      for (const k of stored?.vanished ?? []) carried.delete(k);
-      batch = new Map([...carried, ...fresh]);
-    }
+    // A complete run is its own batch; otherwise entities the run no longer returned are marked in history, and what
+    // is left of the last batch carries forward unchanged.
+    const batch = fresh.readings.length >= run.rows ? fresh : slots.merge(carry.get(run.poll), stored?.vanished ?? [], fresh);
     carry.set(run.poll, batch);
-    see(run.poll, batch);
-    apply({ ...base, ok: true, readings: [...batch.values()] });
+    slots.see(run.poll, batch);
+    apply({ ...base, ok: true, readings: batch.readings });
   };
 
   const applyGroup = (poll: string) => {
@@ -253,13 +233,12 @@ export function replay(opts: ReplayOptions): ReplayResult {
       const at = Math.min(start + BUCKET_MS, to);
       asOf = at;
       for (const [poll, readings] of [...batch].sort(([a], [b]) => a.localeCompare(b))) {
-        const carried = carry.get(poll) ?? new Map<string, Reading>();
-        for (const r of readings) carried.set(key(r.kind, r.entity), r);
+        const carried = slots.merge(carry.get(poll), [], slots.batchOf(readings));
         carry.set(poll, carried);
-        see(poll, carried);
+        slots.see(poll, carried);
         const kind = POLL_KIND_OF[readings[0]!.kind] ?? readings[0]!.kind;
         collect(runTimersUntil(engine, at - 1, tx));
-        apply({ poll, kind, ok: true, readings: [...carried.values()], rejected: [], started_at: at, finished_at: at });
+        apply({ poll, kind, ok: true, readings: carried.readings, rejected: [], started_at: at, finished_at: at });
       }
       batch = new Map();
     };
@@ -271,7 +250,9 @@ export function replay(opts: ReplayOptions): ReplayResult {
       }
       any = true;
       const { poll, seen_at: _seen, ...reading } = r;
-      batch.set(poll, [...(batch.get(poll) ?? []), reading]);
+      const list = batch.get(poll);
+      if (list) list.push(reading);
+      else batch.set(poll, [reading]);
     }
     flush();
     if (any) result.resolution.push({ from, to: Math.min(to, rawFrom), resolution: '5m buckets' });
@@ -303,7 +284,7 @@ export function replay(opts: ReplayOptions): ReplayResult {
         const i = runPolls.has(r.poll) ? runAt(r.poll, r.seen_at) : undefined;
         if (i !== undefined && i >= nextRun) {
           const p = pending.get(i) ?? { readings: [], vanished: [], seen: r.seen_at };
-          p.vanished.push(key(r.kind, r.entity));
+          p.vanished.push(slots.of(r.kind, r.entity));
           pending.set(i, p);
         }
         continue;
