@@ -196,24 +196,34 @@ export function createBucketStore(db: Database.Database, shapeOf: (id: number) =
         }
         let i = 0;
         let pending: { entity: number; b: Bucket } | undefined;
-        const take = function* (item: { entity: number; b: Bucket }) {
-          if (pending && pending.entity === item.entity) pending = { entity: item.entity, b: mergeBuckets(pending.b, item.b) };
-          else {
-            if (pending) yield pending;
-            pending = item;
+        /** Takes the next part (by entity): merged into the pending one of the same entity, or the pending one returned, done. */
+        const take = (item: { entity: number; b: Bucket }): { entity: number; b: Bucket } | undefined => {
+          if (pending && pending.entity === item.entity) {
+            pending = { entity: item.entity, b: mergeBuckets(pending.b, item.b) };
+            return undefined;
           }
+          const done = pending;
+          pending = item;
+          return done;
         };
         // Merged with this start's staged parts, by entity, a page at a time.
         for (let page = stagedAt.all({ start, e: -1, limit: pageSize }); ; ) {
           for (const row of page) {
             if (!keep(row.entity)) continue;
-            while (i < parts.length && parts[i]!.entity <= row.entity) yield* take(parts[i++]!);
-            yield* take({ entity: row.entity, b: stagedRead(row, pick) });
+            while (i < parts.length && parts[i]!.entity <= row.entity) {
+              const done = take(parts[i++]!);
+              if (done) yield done;
+            }
+            const done = take({ entity: row.entity, b: stagedRead(row, pick) });
+            if (done) yield done;
           }
           if (page.length < pageSize) break;
           page = stagedAt.all({ start, e: page[page.length - 1]!.entity, limit: pageSize });
         }
-        while (i < parts.length) yield* take(parts[i++]!);
+        while (i < parts.length) {
+          const done = take(parts[i++]!);
+          if (done) yield done;
+        }
         if (pending) yield pending;
       }
     }
