@@ -135,7 +135,7 @@ export interface PollOutcome {
   poll: string;
   kind: string;
   ok: boolean;
-  readings: Reading[];
+  readings: readonly Reading[];
   rejected: Rejection[];
   /** Why the run failed (no secret in it). */
   error?: string;

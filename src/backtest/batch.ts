@@ -24,9 +24,9 @@ export interface Slot {
   gone: number;
 }
 
-/** A poll's readings, one per entity, and their slots at the same places. Neither array is changed once made. */
+/** A poll's readings, one per entity, and their slots at the same places. Neither array is changed once made (read-only to the engine too: PollOutcome.readings). */
 export interface Batch {
-  readonly readings: Reading[];
+  readonly readings: readonly Reading[];
   readonly slots: readonly Slot[];
 }
 
@@ -43,7 +43,7 @@ export class Slots {
   of(kind: ReadingKind, entity: string): Slot {
     // A replay reads one kind after another: the kind's map is looked up when the kind changes.
     let byEntity = this.lastOfKind;
-    if (kind !== this.lastKind || byEntity === undefined) {
+    if (kind !== this.lastKind || !byEntity) {
       byEntity = this.byKind.get(kind);
       if (!byEntity) this.byKind.set(kind, (byEntity = new Map()));
       this.lastKind = kind;
@@ -55,7 +55,7 @@ export class Slots {
   }
 
   /** `readings` as a batch: an entity read twice keeps its last reading at its first one's place. `readings` is not changed (and is the batch's own when no entity repeats). */
-  batchOf(readings: Reading[]): Batch {
+  batchOf(readings: readonly Reading[]): Batch {
     const stamp = ++this.stamp;
     const slots: Slot[] = [];
     let repeated = false;
@@ -83,7 +83,6 @@ export class Slots {
     const gone = ++this.stamp;
     for (const s of vanished) s.gone = gone;
     const mark = ++this.stamp;
-    const placed = new Uint8Array(fresh.slots.length);
     for (let i = 0; i < fresh.slots.length; i++) {
       const s = fresh.slots[i]!;
       s.mark = mark;
@@ -97,15 +96,16 @@ export class Slots {
         if (s.gone === gone) continue;
         if (s.mark === mark) {
           readings.push(fresh.readings[s.at]!);
-          placed[s.at] = 1;
+          s.mark = 0; // placed: not again at the end
         } else readings.push(carried.readings[j]!);
         slots.push(s);
       }
     }
     for (let i = 0; i < fresh.slots.length; i++) {
-      if (placed[i]) continue;
+      const s = fresh.slots[i]!;
+      if (s.mark !== mark) continue;
       readings.push(fresh.readings[i]!);
-      slots.push(fresh.slots[i]!);
+      slots.push(s);
     }
     return { readings, slots };
   }
