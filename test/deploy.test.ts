@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { loadConfigText, shardFromEnv } from '../src/config/load.js';
-import { deployedEnv } from '../src/bench/daemon-proc.js';
+import { arenasNote, deployedEnv, IMAGE_ARENAS } from '../src/bench/daemon-proc.js';
 import { tool } from './tools.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -144,13 +144,19 @@ describe('the Dockerfile', () => {
     const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     const runtime = text.slice(text.lastIndexOf('\nFROM '));
     const arenas = /^ENV .*\bMALLOC_ARENA_MAX=(\d+)\b/m.exec(runtime)?.[1];
-    expect(arenas).toBe('2');
+    expect(arenas).toBe(IMAGE_ARENAS);
     const saved = process.env.MALLOC_ARENA_MAX;
     delete process.env.MALLOC_ARENA_MAX;
     try {
       expect(deployedEnv().MALLOC_ARENA_MAX).toBe(arenas);
+      expect(arenasNote()).toBe(`MALLOC_ARENA_MAX=${arenas} as the image sets it`);
+      // A bench run told otherwise runs its daemons so, and its notes say whose setting it was.
+      process.env.MALLOC_ARENA_MAX = '8';
+      expect(deployedEnv().MALLOC_ARENA_MAX).toBe('8');
+      expect(arenasNote()).toBe(`MALLOC_ARENA_MAX=8 from the bench's environment (the image sets ${arenas})`);
     } finally {
       if (saved !== undefined) process.env.MALLOC_ARENA_MAX = saved;
+      else delete process.env.MALLOC_ARENA_MAX;
     }
   });
 });

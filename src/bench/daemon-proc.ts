@@ -29,7 +29,16 @@ export interface DaemonChild {
  * otherwise — the bench measures the daemon as it is deployed.
  */
 export function deployedEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
+  return { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? IMAGE_ARENAS };
+}
+
+/** The image's `MALLOC_ARENA_MAX` (test/deploy.test.ts holds the Dockerfile to it). */
+export const IMAGE_ARENAS = '2';
+
+/** What a bench note says of the daemon children's arenas: the image's setting, or the bench environment's own. */
+export function arenasNote(): string {
+  const set = deployedEnv().MALLOC_ARENA_MAX;
+  return set === IMAGE_ARENAS ? `MALLOC_ARENA_MAX=${set} as the image sets it` : `MALLOC_ARENA_MAX=${set ?? ''} from the bench's environment (the image sets ${IMAGE_ARENAS})`;
 }
 
 /** Starts the daemon on the bench config `yaml` in a child process; resolves once it listens. */
