@@ -4,6 +4,7 @@ import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
 import { ruleSchema } from '../src/config/load.js';
 import { AlertEngine, type EngineOptions, type EngineResult } from '../src/alerts/engine.js';
+import { fingerprint } from '../src/alerts/lifecycle.js';
 import type { AlertEvent, PollOutcome, Reading } from '../src/model.js';
 import type { RuleBase } from '../src/rules/schema.js';
 import { openStore, type Store } from '../src/store/index.js';
@@ -116,4 +117,21 @@ export function episodes(events: readonly AlertEvent[]): Episode[] {
     }
   }
   return out.sort((a, b) => a.fired_at - b.fired_at || a.rule.localeCompare(b.rule) || a.entity.localeCompare(b.entity));
+}
+
+/**
+ * One critical utilization alert (`util`, above 0.9 for 10m) of market m1, whose reading's `chain` label a poll sets:
+ * its store and engine, poll `i` (utilization 0.95 + i × `step`, at T0 + i minutes) with a chain, and the alert's labels
+ * now (the labels tests: what the engine keeps of them as it judges the alert in place).
+ */
+export function chainLabelledAlert(dirs: { make(): string }, step = 0.01) {
+  const store = tempStore(dirs);
+  const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', severity: 'critical', threshold: 0.9, for: '10m' })]);
+  const poll = (i: number, chain: string): PollOutcome => {
+    const r = market('m1', T0 + i * MIN, { utilization: 0.95 + i * step });
+    r.labels.chain = chain;
+    return outcome('markets', 'metrics', [r], T0 + i * MIN);
+  };
+  const labelsNow = () => engine.repo.get(fingerprint('util', 'm1'))!.labels;
+  return { store, engine, poll, labelsNow };
 }

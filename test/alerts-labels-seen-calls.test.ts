@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { fingerprint } from '../src/alerts/lifecycle.js';
 import { labelsText } from '../src/alerts/labels-seen.js';
-import { drive, engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
+import { chainLabelledAlert, drive, T0, tempDirs } from './alerts-helpers.js';
 
 vi.mock('../src/alerts/labels-seen.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../src/alerts/labels-seen.js')>();
@@ -22,15 +22,8 @@ it.each([
   { name: 'plain labels', chain: 'base', other: 'ethereum' },
   { name: 'a label holding the separator', chain: 'ba\u0000se', other: 'ether\u0000eum' },
 ])('makes the text of $name once while they stay, again when they change', ({ chain, other }) => {
-  const store = tempStore(dirs);
-  const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', severity: 'critical', threshold: 0.9, for: '10m' })]);
-  const poll = (i: number, c: string) => {
-    const r = market('m1', T0 + i * MIN, { utilization: 0.95 + i / 1000 });
-    r.labels.chain = c;
-    return outcome('markets', 'metrics', [r], T0 + i * MIN);
-  };
+  const { store, engine, poll, labelsNow } = chainLabelledAlert(dirs, 0.001);
   const calls = () => vi.mocked(labelsText).mock.calls.length;
-  const labelsNow = () => engine.repo.get(fingerprint('util', 'm1'))!.labels;
   drive(store, engine, poll(0, chain)); // the alert is made: its labels built, no text
   expect(calls()).toBe(0);
   for (let i = 1; i <= 4; i++) drive(store, engine, poll(i, chain)); // judged in place: the first of them makes the text

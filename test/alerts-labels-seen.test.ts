@@ -7,7 +7,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { fingerprint } from '../src/alerts/lifecycle.js';
 import { labelsText, sameAsText } from '../src/alerts/labels-seen.js';
-import { drive, engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
+import { chainLabelledAlert, drive, T0, tempDirs } from './alerts-helpers.js';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -42,14 +42,7 @@ it('never reads a value holding the separator as other labels', () => {
 });
 
 it('an alert judged in place takes the labels its reading now gives', () => {
-  const store = tempStore(dirs);
-  const engine = engineFor(store, [rule({ name: 'util', kind: 'utilization_above', severity: 'critical', threshold: 0.9, for: '10m' })]);
-  const poll = (i: number, chain: string) => {
-    const r = market('m1', T0 + i * MIN, { utilization: 0.95 + i / 100 });
-    r.labels.chain = chain;
-    return outcome('markets', 'metrics', [r], T0 + i * MIN);
-  };
-  const labelsNow = () => engine.repo.get(fingerprint('util', 'm1'))!.labels;
+  const { store, engine, poll, labelsNow } = chainLabelledAlert(dirs);
   drive(store, engine, poll(0, 'base'));
   drive(store, engine, poll(1, 'base'));
   drive(store, engine, poll(2, 'base'));
