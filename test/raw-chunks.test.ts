@@ -184,6 +184,57 @@ describe('history sealed in hourly chunks', () => {
   });
 });
 
+describe('an hour in which every entity stored a row at every poll (its chunks in step)', () => {
+  it('reads as the same rows kept one by one: in storage order, each page one storage time, in pages of any size and short spans', () => {
+    // Five markets whose values move every poll, polled every 2 minutes of one hour (given out of entity order); the
+    // same hour with one market unchanged at one poll (no row stored); and with that market's row of another poll
+    // stored at another time as well (as many rows as the others, at other storage times). The last two are not in
+    // step: grouped by storage time.
+    const fill = (s: Store, variant: 'moving' | 'same' | 'other') => {
+      for (let k = 0; k < 30; k++) {
+        const t = H + k * 2 * MIN;
+        const markets = [5, 3, 1, 4, 2].map((e) => market(`m${e}`, t - e * 1_000, { utilization: ((variant !== 'moving' && e === 4 && k === 17 ? k - 1 : k) * 7 + e) / 1_000 }));
+        s.readings.savePoll('markets', markets, t + 1_000);
+        if (variant === 'other' && k === 20) s.readings.savePoll('markets-b', [market('m4', t, { utilization: 0.9 })], t + 30_000);
+      }
+    };
+    const plainRows = (rows: RawRow[]) => rows.map((r) => ({ seen_at: r.seen_at, entity: r.entity, at: r.at, poll: r.poll, shape: r.shape, vals: Buffer.from(r.vals).toString('hex') }));
+    for (const variant of ['moving', 'same', 'other'] as const) {
+      const plain = tempStore(dirs, `step-plain-${variant}.db`);
+      const sealed = tempStore(dirs, `step-sealed-${variant}.db`);
+      for (const s of [plain, sealed]) fill(s, variant);
+      sealed.readings.sealHistory(Number.MAX_SAFE_INTEGER);
+      expect((sealed.db.prepare(`SELECT count(*) AS n FROM reading_history`).get() as { n: number }).n).toBe(0);
+      const pages = (s: Store, from: number, to: number, limit: number) => [...createRawStore(s.db).iterate(from, to, limit)];
+      const want = plainRows(pages(plain, 0, Number.MAX_SAFE_INTEGER, 1_000).flat());
+      expect(want.length).toBe({ moving: 150, same: 149, other: 150 }[variant]);
+      for (const limit of [1, 2, 3, 5, 1_000]) {
+        const got = pages(sealed, 0, Number.MAX_SAFE_INTEGER, limit);
+        expect(plainRows(got.flat())).toEqual(want);
+        for (const page of got) {
+          expect(page.length).toBeLessThanOrEqual(limit);
+          expect(new Set(page.map((r) => r.seen_at)).size).toBe(1);
+        }
+        // A page is full unless it ends its storage time.
+        for (let i = 0; i + 1 < got.length; i++) if (got[i]![0]!.seen_at === got[i + 1]![0]!.seen_at) expect(got[i]!.length).toBe(limit);
+      }
+      // Spans of storage time that cut polls apart (7 minutes, then a few seconds around one poll).
+      const spans = (width: number, from: number, to: number) => {
+        const out: RawRow[] = [];
+        for (let t = from; t <= to; t += width) out.push(...pages(sealed, t, Math.min(to, t + width - 1), 2).flat());
+        return plainRows(out);
+      };
+      expect(spans(7 * MIN, H, H + HOUR - 1)).toEqual(want);
+      const around = want.filter((r) => r.seen_at >= H + 34 * MIN && r.seen_at <= H + 34 * MIN + 1_000);
+      expect(around.length).toBe(variant === 'moving' ? 5 : 4);
+      expect(spans(500, H + 34 * MIN, H + 34 * MIN + 1_000)).toEqual(around);
+      expect([...sealed.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER)]).toEqual([...plain.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER)]);
+      plain.close();
+      sealed.close();
+    }
+  });
+});
+
 describe('rows of one storage time in two chunks of an entity', () => {
   it('come out in storage order: by entity, then time, then poll', () => {
     const store = tempStore(dirs, 'twice.db');

@@ -185,6 +185,38 @@ export function createRawStore(db: Database.Database) {
     const data = new Map(hourData.all(hour, hour + CHUNK_MS - 1, lo, hi).map((r) => [r.id, r.data]));
     const chunks = metas.map((m) => ({ entity: m.entity, c: openRawChunk(data.get(m.id)!, m.first) }));
     data.clear();
+    const lateAt = new Map<number, RawRow[]>();
+    for (const page of headPages(lo, hi, limit)) {
+      for (const r of page) {
+        let late = lateAt.get(r.seen_at);
+        if (!late) lateAt.set(r.seen_at, (late = []));
+        late.push(r);
+      }
+    }
+    if (lateAt.size === 0 && inStep(chunks)) {
+      // The usual hour: every entity's chunk holds a row of every poll, so row i of each chunk, in entity order, is
+      // storage time i's group; no grouping needed.
+      const { n, seens } = chunks[0]!.c;
+      let rows: RawRow[] = [];
+      for (let i = 0; i < n; i++) {
+        const s = seens[i]!;
+        if (s < lo || s > hi) continue;
+        for (let k = 0; k < chunks.length; k++) {
+          const { entity, c } = chunks[k]!;
+          rows.push(rowOf(entity, c, i));
+          if (rows.length >= limit) {
+            yield rows;
+            rows = [];
+          }
+        }
+        // A page holds one storage time's rows, as the grouped path's do.
+        if (rows.length > 0) {
+          yield rows;
+          rows = [];
+        }
+      }
+      return;
+    }
     // By storage time: [chunk index, row index] pairs, in entity order (chunks are). A poll's rows share a storage
     // time, so the group of a chunk's i-th row is most often the previous chunk's i-th row's: looked up once.
     const groups = new Map<number, number[]>();
@@ -208,15 +240,7 @@ export function createRawStore(db: Database.Database) {
         g.push(k, i);
       }
     }
-    const lateAt = new Map<number, RawRow[]>();
-    for (const page of headPages(lo, hi, limit)) {
-      for (const r of page) {
-        let late = lateAt.get(r.seen_at);
-        if (!late) lateAt.set(r.seen_at, (late = []));
-        late.push(r);
-        if (!groups.has(r.seen_at)) groups.set(r.seen_at, []);
-      }
-    }
+    for (const s of lateAt.keys()) if (!groups.has(s)) groups.set(s, []);
     for (const s of [...groups.keys()].sort((x, y) => x - y)) {
       const g = groups.get(s)!;
       const extra = lateAt.get(s);
@@ -229,6 +253,23 @@ export function createRawStore(db: Database.Database) {
       if (extra || unsorted.has(s)) rows.sort((x, y) => (keyBefore(x, y) ? -1 : keyBefore(y, x) ? 1 : 0));
       for (let j = 0; j < rows.length; j += limit) yield rows.slice(j, j + limit);
     }
+  }
+
+  /**
+   * Whether an hour's open chunks (in entity order) are in step: one chunk an entity, each holding a row of every
+   * storage time of the others and no two rows of one storage time. Then row i of every chunk makes storage time i's
+   * rows, in entity order, and {@link sealedHour} needs no grouping.
+   */
+  function inStep(chunks: ReadonlyArray<{ entity: number; c: OpenRawChunk }>): boolean {
+    if (chunks.length === 0) return false;
+    const { n, seens } = chunks[0]!.c;
+    for (let i = 1; i < n; i++) if (seens[i]! <= seens[i - 1]!) return false;
+    for (let k = 1; k < chunks.length; k++) {
+      const { entity, c } = chunks[k]!;
+      if (entity <= chunks[k - 1]!.entity || c.n !== n) return false;
+      for (let i = 0; i < n; i++) if (c.seens[i] !== seens[i]) return false;
+    }
+    return true;
   }
 
   /** Every row (vanished markers too) with from ≤ seen_at ≤ to, in storage order, in pages of at most `limit`. */
