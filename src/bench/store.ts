@@ -187,7 +187,9 @@ async function replay(ctx: BenchContext): Promise<void> {
           for (const r of scan.iterate()) if (JSON.parse(r.reading)) bareRows++;
         },
       },
-      { warmup: 1, runs: 3 },
+      // Nine pairs in a full run: a backtest takes a fifth of a second, and three of them moved B12's median by up to
+      // 40% from one run to the next on a shared VM.
+      { warmup: 1, runs: ctx.quick ? 3 : 9 },
     );
     if (replayed !== rows) throw new Error(`the backtest replayed ${replayed} readings, history holds ${rows}`);
     ctx.row({ name: 'backtest.replay', n: `${replayed.toLocaleString('en-US')} readings, 1 rule`, subject: summarize(b.subject), baseline: summarize(b.baseline), baselineName: 'one-table scan + JSON.parse' });
