@@ -10,7 +10,7 @@ import { oracleLag } from '../src/rules/kinds/oracle-lag.js';
 import { threshold } from '../src/rules/kinds/threshold.js';
 import { unverifiedPosition } from '../src/rules/kinds/unverified-position.js';
 import { utilizationAbove } from '../src/rules/kinds/utilization-above.js';
-import { historyOf, judgedReading, type EvalInput, type RuleKind, type Verdict } from '../src/rules/rule-kind.js';
+import { historyOf, judgedReading, worstPicks, type EvalInput, type RuleKind, type Verdict } from '../src/rules/rule-kind.js';
 import { clearLevel, valueSeries } from '../src/rules/series.js';
 import { HOUR, MIN, NOW, market, noHistory, position, rule } from './rules-helpers.js';
 
@@ -61,43 +61,45 @@ describe('historyOf', () => {
 });
 
 describe('judgedReading: a bucket is judged at its worst value for the rule', () => {
+  // A rule's worst as the engine passes it: its pairs, made once per rule.
+  const judged = (r: Reading, worst: Readonly<Record<string, 'min' | 'max'>> | undefined) => judgedReading(r, worstPicks(worst));
   const last = market({ utilization: 0.5, borrow_apy: 0.05 }, NOW - 10 * HOUR);
   const b = bucketed(last, { utilization: 0.4, borrow_apy: 0.01 }, { utilization: 0.99, borrow_apy: 0.09 });
 
   it('takes the max of a field judged upwards and the min of one judged downwards; other fields keep the last value', () => {
-    expect(judgedReading(b, { utilization: 'max' })).toEqual({ ...b, fields: { ...last.fields, utilization: 0.99 } });
-    expect(judgedReading(b, { borrow_apy: 'min' })).toEqual({ ...b, fields: { ...last.fields, borrow_apy: 0.01 } });
-    expect(judgedReading(b, { utilization: 'min', borrow_apy: 'max' })).toEqual({ ...b, fields: { ...last.fields, utilization: 0.4, borrow_apy: 0.09 } });
+    expect(judged(b, { utilization: 'max' })).toEqual({ ...b, fields: { ...last.fields, utilization: 0.99 } });
+    expect(judged(b, { borrow_apy: 'min' })).toEqual({ ...b, fields: { ...last.fields, borrow_apy: 0.01 } });
+    expect(judged(b, { utilization: 'min', borrow_apy: 'max' })).toEqual({ ...b, fields: { ...last.fields, utilization: 0.4, borrow_apy: 0.09 } });
   });
 
   it('keeps the last value of a field the bucket has no extreme for (not numeric)', () => {
     const noExtreme = bucketed(last, {}, {});
-    expect(judgedReading(noExtreme, { utilization: 'max' })).toEqual(noExtreme);
-    expect(judgedReading(noExtreme, { utilization: 'max' }).fields.utilization).toBe(0.5);
+    expect(judged(noExtreme, { utilization: 'max' })).toEqual(noExtreme);
+    expect(judged(noExtreme, { utilization: 'max' }).fields.utilization).toBe(0.5);
   });
 
   it('a field named like a member of every object takes an extreme only when the bucket stored one (own members)', () => {
     const noExtreme = bucketed(last, {}, {});
     const worst: Record<string, 'min' | 'max'> = JSON.parse('{"toString": "max", "constructor": "min"}');
-    const judged = judgedReading(noExtreme, worst);
-    expect(Object.hasOwn(judged.fields, 'toString')).toBe(false);
-    expect(Object.hasOwn(judged.fields, 'constructor')).toBe(false);
+    const j = judged(noExtreme, worst);
+    expect(Object.hasOwn(j.fields, 'toString')).toBe(false);
+    expect(Object.hasOwn(j.fields, 'constructor')).toBe(false);
     const stored = bucketed(last, JSON.parse('{"__proto__": 0.25}') as Record<string, unknown>, JSON.parse('{"__proto__": 0.75}') as Record<string, unknown>);
-    const up = judgedReading(stored, JSON.parse('{"__proto__": "max"}') as Record<string, 'max'>);
+    const up = judged(stored, JSON.parse('{"__proto__": "max"}') as Record<string, 'max'>);
     expect(Object.getOwnPropertyDescriptor(up.fields, '__proto__')?.value).toBe(0.75);
     expect(Object.getPrototypeOf(up.fields)).toBe(Object.prototype);
   });
 
   it('leaves a full-resolution reading, and a rule with no worst, as they are; never changes the reading given', () => {
-    expect(judgedReading(last, { utilization: 'max' })).toBe(last);
-    expect(judgedReading(b, undefined)).toBe(b);
-    judgedReading(b, { utilization: 'max' });
+    expect(judged(last, { utilization: 'max' })).toBe(last);
+    expect(judged(b, undefined)).toBe(b);
+    judged(b, { utilization: 'max' });
     expect(b.fields.utilization).toBe(0.5);
   });
 
   it('a utilization_above rule breaches on a bucket whose last reading was fine but which peaked above it', () => {
     const r = rule({ kind: 'utilization_above', threshold: 0.95 });
-    const v = utilizationAbove.evaluate({ rule: r as never, reading: judgedReading(b, utilizationAbove.worst!(r as never)), now: NOW, history: noHistory, active: false });
+    const v = utilizationAbove.evaluate({ rule: r as never, reading: judged(b, utilizationAbove.worst!(r as never)), now: NOW, history: noHistory, active: false });
     expect(v).toMatchObject({ status: 'breach', value: 0.99 });
   });
 });

@@ -13,7 +13,7 @@ import { annotationNames, renderAnnotations } from '../rules/annotations.js';
 import { num } from '../rules/coerce.js';
 import { ruleReads } from '../rules/define.js';
 import { ruleKinds } from '../rules/registry.js';
-import { explained, judgedReading, type EvalInput, type HistoryView, type RuleKind, type Verdict } from '../rules/rule-kind.js';
+import { explained, judgedReading, worstPicks, type EvalInput, type HistoryView, type RuleKind, type Verdict, type WorstPicks } from '../rules/rule-kind.js';
 import type { RuleBase } from '../rules/schema.js';
 import { selectTest, type Select } from '../rules/select.js';
 import type { Store } from '../store/index.js';
@@ -120,7 +120,7 @@ interface CompiledRule {
   /** Fields whose unreadable value leaves the entity without a verdict (the kind's `needs`). */
   needs: readonly string[];
   /** Which extreme of a bucketed reading it judges, per field (the kind's `worst`). */
-  worst: Readonly<Record<string, 'min' | 'max'>> | undefined;
+  worst: WorstPicks | undefined;
   settings: LifecycleSettings;
   maxAge: number | undefined;
   /** Whether the rule's annotations read any name of the kind's context: else describing an alert needs none. */
@@ -309,7 +309,7 @@ export class AlertEngine {
         reads: ruleReads(kind, rule),
         selects: selectTest(rule.select as Select),
         needs: kind.needs?.(rule) ?? [],
-        worst: kind.worst?.(rule),
+        worst: worstPicks(kind.worst?.(rule)),
         settings: {
           for: rule.for ?? 0,
           keep_firing_for: rule.keep_firing_for ?? 0,

@@ -126,12 +126,25 @@ export function evaluateExplained<R extends RuleBase>(kind: RuleKind<R>, input: 
   return explained(kind, input, kind.evaluate(input));
 }
 
-/** The reading a rule judges: a bucket's worst values for the rule's direction in place of its last ones (see {@link RuleKind.worst}). */
-export function judgedReading(reading: Reading, worst: Readonly<Record<string, 'min' | 'max'>> | undefined): Reading {
+/** A rule's {@link RuleKind.worst} as pairs of field and extreme, made once per rule ({@link worstPicks}). */
+export type WorstPicks = ReadonlyArray<readonly [field: string, pick: 'min' | 'max']>;
+
+/** The pairs {@link judgedReading} takes, from a kind's `worst` (undefined: the kind judges a bucket's last values). */
+export function worstPicks(worst: Readonly<Record<string, 'min' | 'max'>> | undefined): WorstPicks | undefined {
+  return worst && Object.entries(worst);
+}
+
+/**
+ * The reading a rule judges: a bucket's worst values for the rule's direction in place of its last ones (see
+ * {@link RuleKind.worst}). Judged per bucket and rule: the rule's pairs are made once ({@link worstPicks}), where
+ * listing them per call took two thirds of its time.
+ */
+export function judgedReading(reading: Reading, worst: WorstPicks | undefined): Reading {
   const b = reading.bucket;
   if (!b || !worst) return reading;
   const fields = { ...reading.fields };
-  for (const [field, pick] of Object.entries(worst)) {
+  for (let i = 0; i < worst.length; i++) {
+    const [field, pick] = worst[i]!;
     const extremes = pick === 'max' ? b.max : b.min;
     // Own members only: a field named like a member of every object (`toString`) has no extreme unless stored.
     if (Object.hasOwn(extremes, field) && extremes[field] !== undefined) setOwn(fields, field, extremes[field]);

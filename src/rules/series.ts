@@ -5,7 +5,7 @@
  */
 import type { Point } from '../html/chart.js';
 import type { Reading } from '../model.js';
-import { judgedReading, type HistoryView, type RuleKind } from './rule-kind.js';
+import { judgedReading, worstPicks, type HistoryView, type RuleKind } from './rule-kind.js';
 import type { RuleBase } from './schema.js';
 
 /** The rule's value at each reading, and the threshold its verdicts compared with (the newest, null when none did). */
@@ -17,7 +17,7 @@ export interface JudgedSeries {
 /** The value the rule saw in each of `readings` (oldest first), judged at the reading's own time. */
 export function valueSeries(kind: RuleKind, rule: RuleBase, readings: readonly Reading[], history: HistoryView): JudgedSeries {
   const needs = kind.needs?.(rule) ?? [];
-  const worst = kind.worst?.(rule);
+  const worst = worstPicks(kind.worst?.(rule));
   let threshold: number | null = null;
   const points = readings.map((reading): Point => {
     if (needs.some((f) => reading.unreadable?.[f] !== undefined)) return { t: reading.at, v: null };
