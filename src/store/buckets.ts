@@ -143,17 +143,28 @@ export function readBucketTail(r: Reader, shape: Shape, fields: Record<string, u
     if (!shape.dyn[i]) continue;
     const k = shape.keys[i]!;
     const flag = r.byte();
-    if (pick && !pick.has(k)) skipExtremes(r, flag);
-    else if (flag === 1) {
-      setOwn(min, k, readValue(r, at));
-      setOwn(max, k, readValue(r, at));
+    if (pick && !pick.has(k)) {
+      skipExtremes(r, flag);
+      continue;
+    }
+    let lo: unknown;
+    let hi: unknown;
+    if (flag === 1) {
+      lo = readValue(r, at);
+      hi = readValue(r, at);
     } else if (flag === 2) {
       const scale = r.byte();
-      setOwn(min, k, fromRelative(fields[k], scale, unzig(r.varint())));
-      setOwn(max, k, fromRelative(fields[k], scale, unzig(r.varint())));
-    } else if (numeric(fields[k]) !== null) {
-      setOwn(min, k, fields[k]);
-      setOwn(max, k, fields[k]);
+      lo = fromRelative(fields[k], scale, unzig(r.varint()));
+      hi = fromRelative(fields[k], scale, unzig(r.varint()));
+    } else if (numeric(fields[k]) !== null) lo = hi = fields[k];
+    else continue;
+    // A plain store but for `__proto__` (setOwn's case): a call per extreme was a fifth of a bucketed backtest's reads.
+    if (k === '__proto__') {
+      setOwn(min, k, lo);
+      setOwn(max, k, hi);
+    } else {
+      min[k] = lo;
+      max[k] = hi;
     }
   }
   return { min, max, n: r.varint() };
