@@ -21,7 +21,7 @@ it('npm run bench -- --quick runs every benchmark and prints the targets table',
   clearTimeout(timer);
   expect(code, `${out}\n${err}`).toBe(0);
   expect(out).not.toMatch(/FAILED/);
-  for (const name of ['client.metrics', 'client.positions', 'store.save', 'store.replay', 'backtest.replay', 'rules.seven', 'rules.seven.incident', 'metrics.http', 'e2e.markets', 'e2e.positions', 'e2e.metrics.polling', 'e2e.small', 'storm', 'cycles']) {
+  for (const name of ['client.metrics', 'client.positions', 'store.save', 'store.replay', 'backtest.replay', 'backtest.buckets', 'rules.seven', 'rules.seven.incident', 'metrics.http', 'e2e.markets', 'e2e.positions', 'e2e.metrics.polling', 'e2e.small', 'storm', 'cycles']) {
     expect(out, name).toMatch(new RegExp(`^\\| ${name.replace('.', '\\.')}\\s`, 'm'));
   }
   // B8 needs the Debian packages: installed (or under CI, which installs them) a row; else a note saying what is missing.
