@@ -249,10 +249,12 @@ export function replay(opts: ReplayOptions): ReplayResult {
         start = r.bucket!.start;
       }
       any = true;
-      const { poll, seen_at: _seen, ...reading } = r;
-      const list = batch.get(poll);
+      // The bucket's reading itself, as over raw time (its poll and seen_at ride along unread): a rest copy that left
+      // them out was a generic copy per bucket.
+      const reading: Reading = r;
+      const list = batch.get(r.poll);
       if (list) list.push(reading);
-      else batch.set(poll, [reading]);
+      else batch.set(r.poll, [reading]);
     }
     flush();
     if (any) result.resolution.push({ from, to: Math.min(to, rawFrom), resolution: '5m buckets' });
