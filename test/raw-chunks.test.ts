@@ -189,25 +189,27 @@ describe('an hour in which every entity stored a row at every poll (its chunks i
     // Five markets whose values move every poll, polled every 2 minutes of one hour (given out of entity order); the
     // same hour with one market unchanged at one poll (no row stored); and with that market's row of another poll
     // stored at another time as well (as many rows as the others, at other storage times). The last two are not in
-    // step: grouped by storage time.
-    const fill = (s: Store, variant: 'moving' | 'same' | 'other') => {
+    // step: grouped by storage time. And the first hour with a poll stored into it after it was sealed (late rows in
+    // the head): grouped too.
+    const fill = (s: Store, variant: 'moving' | 'same' | 'other' | 'late') => {
       for (let k = 0; k < 30; k++) {
         const t = H + k * 2 * MIN;
-        const markets = [5, 3, 1, 4, 2].map((e) => market(`m${e}`, t - e * 1_000, { utilization: ((variant !== 'moving' && e === 4 && k === 17 ? k - 1 : k) * 7 + e) / 1_000 }));
+        const markets = [5, 3, 1, 4, 2].map((e) => market(`m${e}`, t - e * 1_000, { utilization: (((variant === 'same' || variant === 'other') && e === 4 && k === 17 ? k - 1 : k) * 7 + e) / 1_000 }));
         s.readings.savePoll('markets', markets, t + 1_000);
         if (variant === 'other' && k === 20) s.readings.savePoll('markets-b', [market('m4', t, { utilization: 0.9 })], t + 30_000);
       }
     };
     const plainRows = (rows: RawRow[]) => rows.map((r) => ({ seen_at: r.seen_at, entity: r.entity, at: r.at, poll: r.poll, shape: r.shape, vals: Buffer.from(r.vals).toString('hex') }));
-    for (const variant of ['moving', 'same', 'other'] as const) {
+    for (const variant of ['moving', 'same', 'other', 'late'] as const) {
       const plain = tempStore(dirs, `step-plain-${variant}.db`);
       const sealed = tempStore(dirs, `step-sealed-${variant}.db`);
       for (const s of [plain, sealed]) fill(s, variant);
       sealed.readings.sealHistory(Number.MAX_SAFE_INTEGER);
-      expect((sealed.db.prepare(`SELECT count(*) AS n FROM reading_history`).get() as { n: number }).n).toBe(0);
+      if (variant === 'late') for (const s of [plain, sealed]) s.readings.savePoll('markets', [5, 3, 1, 4, 2].map((e) => market(`m${e}`, H + 59 * MIN, { utilization: e / 100 })), H + 59 * MIN + 1_000);
+      expect((sealed.db.prepare(`SELECT count(*) AS n FROM reading_history`).get() as { n: number }).n).toBe(variant === 'late' ? 5 : 0);
       const pages = (s: Store, from: number, to: number, limit: number) => [...createRawStore(s.db).iterate(from, to, limit)];
       const want = plainRows(pages(plain, 0, Number.MAX_SAFE_INTEGER, 1_000).flat());
-      expect(want.length).toBe({ moving: 150, same: 149, other: 150 }[variant]);
+      expect(want.length).toBe({ moving: 150, same: 149, other: 150, late: 155 }[variant]);
       for (const limit of [1, 2, 3, 5, 1_000]) {
         const got = pages(sealed, 0, Number.MAX_SAFE_INTEGER, limit);
         expect(plainRows(got.flat())).toEqual(want);
@@ -226,7 +228,7 @@ describe('an hour in which every entity stored a row at every poll (its chunks i
       };
       expect(spans(7 * MIN, H, H + HOUR - 1)).toEqual(want);
       const around = want.filter((r) => r.seen_at >= H + 34 * MIN && r.seen_at <= H + 34 * MIN + 1_000);
-      expect(around.length).toBe(variant === 'moving' ? 5 : 4);
+      expect(around.length).toBe(variant === 'same' || variant === 'other' ? 4 : 5);
       expect(spans(500, H + 34 * MIN, H + 34 * MIN + 1_000)).toEqual(around);
       expect([...sealed.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER)]).toEqual([...plain.readings.iterateHistory(0, Number.MAX_SAFE_INTEGER)]);
       plain.close();

@@ -93,6 +93,8 @@ describe('judgedReading: a bucket is judged at its worst value for the rule', ()
   it('leaves a full-resolution reading, and a rule with no worst, as they are; never changes the reading given', () => {
     expect(judged(last, { utilization: 'max' })).toBe(last);
     expect(judged(b, undefined)).toBe(b);
+    // A kind whose worst names no field (apy_jump both ways): the reading itself, no copy.
+    expect(judged(b, {})).toBe(b);
     judged(b, { utilization: 'max' });
     expect(b.fields.utilization).toBe(0.5);
   });

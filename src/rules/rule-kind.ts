@@ -129,9 +129,13 @@ export function evaluateExplained<R extends RuleBase>(kind: RuleKind<R>, input: 
 /** A rule's {@link RuleKind.worst} as pairs of field and extreme, made once per rule ({@link worstPicks}). */
 export type WorstPicks = ReadonlyArray<readonly [field: string, pick: 'min' | 'max']>;
 
-/** The pairs {@link judgedReading} takes, from a kind's `worst` (undefined: the kind judges a bucket's last values). */
+/**
+ * The pairs {@link judgedReading} takes, from a kind's `worst`; undefined where there are none (the kind judges a
+ * bucket's last values: no copy of the reading is made).
+ */
 export function worstPicks(worst: Readonly<Record<string, 'min' | 'max'>> | undefined): WorstPicks | undefined {
-  return worst && Object.entries(worst);
+  const pairs = worst && Object.entries(worst);
+  return pairs && pairs.length > 0 ? pairs : undefined;
 }
 
 /**
