@@ -125,6 +125,56 @@ describe("the market families' bytes, written again in place", () => {
     expect(family.body().toString('utf8').match(/\} 3$/gm)).toHaveLength(1000);
   });
 
+  it('are rendered in slices for a scrape that finds them older than the table (a poll changed it), the event loop turning meanwhile', async () => {
+    const table = new MarketTable([]);
+    const family = table.families[0]!;
+    table.replace('a', rows(5_000, 1));
+    const kept = family.body();
+    // Fresh: the kept bytes at once, no render.
+    const same = await family.lendYielding(0);
+    expect(same.body).toBe(kept);
+    same.release();
+    table.replace('a', rows(5_000, 2));
+    let turns = 0;
+    const count = () => {
+      turns++;
+      if (turns < 1_000) setImmediate(count);
+    };
+    setImmediate(count);
+    const lent = await family.lendYielding(0); // a turn after every step
+    expect(turns).toBeGreaterThan(2);
+    expect(family.fresh).toBe(true);
+    expect(lent.body.toString('utf8').match(/\} 2$/gm)).toHaveLength(5_000);
+    lent.release();
+    // The table changes again while the scrape renders: rendered again, the newest values sent.
+    table.replace('a', rows(5_000, 4));
+    setImmediate(() => table.replace('a', rows(5_000, 5)));
+    const newest = await family.lendYielding(0);
+    expect(newest.body.toString('utf8').match(/\} 5$/gm)).toHaveLength(5_000);
+    newest.release();
+  });
+
+  it("are rendered in slices by a scrape (exposition) that comes while a poll's render is not done", async () => {
+    const m = createMetrics({ processMetrics: false });
+    const markets = (v: number) => Array.from({ length: 40_000 }, (_, i) => market(`m${i}`, { utilization: v }));
+    m.setReadings('markets', markets(0.25), NOW);
+    // The table as a poll leaves it before its own render: changed, the families' text older than it.
+    const table = (utilization(m) as unknown as { table: MarketTable }).table;
+    table.replace('markets', Array.from({ length: 40_000 }, (_, i) => row(`m${i}`, 0.5)));
+    let turns = 0;
+    const count = () => {
+      turns++;
+      if (turns < 10_000) setImmediate(count);
+    };
+    setImmediate(count);
+    const e = await m.exposition();
+    // Seven families of 40,000 lines, each rendered in slices of 8 ms: the event loop turned between them.
+    expect(turns).toBeGreaterThanOrEqual(3);
+    const text = Buffer.concat(e.chunks).toString('utf8');
+    e.release();
+    expect(new Set(samples(text, 'lookout_market_utilization_ratio').map((x) => x.value))).toEqual(new Set([0.5]));
+  }, 60_000);
+
   it('are sent whole as they were at the request, though a poll renders them again while the client reads slowly', async () => {
     const d = await startFakeDaemon();
     try {

@@ -371,8 +371,9 @@ async function exposition(registry: Registry): Promise<Exposition> {
       if (i > 0) text += '\n\n';
       if (m instanceof MarketFamily) {
         if (text !== '') chunks.push(Buffer.from(text, 'utf8'));
-        // Lent: a poll's render may run while the other families are formatted (awaits) or the socket sends.
-        const lent = m.lend();
+        // Lent: a poll's render may run while the other families are formatted (awaits) or the socket sends. Rendered
+        // in slices when a poll changed the markets since: a scrape never holds the event loop for a whole family.
+        const lent = await m.lendYielding();
         releases.push(lent.release);
         chunks.push(lent.body);
         text = '';
