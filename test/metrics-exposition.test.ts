@@ -6,6 +6,7 @@ import { MarketFamily, MarketTable, type MarketRow } from '../src/metrics/market
 import { NOW, market, position, samples } from './metrics-fixtures.js';
 import { mulberry32 } from '../src/simulator/random.js';
 import { startFakeDaemon } from './http-fixtures.js';
+import { outputWaiting } from '../src/yielding.js';
 
 /** A market row with the same value in every family. */
 const row = (id: string, value: number): MarketRow => ({
@@ -125,15 +126,14 @@ describe("the market families' bytes, written again in place", () => {
     expect(family.body().toString('utf8').match(/\} 3$/gm)).toHaveLength(1000);
   });
 
-  it('are rendered in slices for a scrape that finds them older than the table (a poll changed it), the event loop turning meanwhile', async () => {
+  it('are brought up to a table a poll changed in slices (a scrape), the event loop turning meanwhile, and a render under way is waited for', async () => {
     const table = new MarketTable([]);
     const family = table.families[0]!;
     table.replace('a', rows(5_000, 1));
     const kept = family.body();
-    // Fresh: the kept bytes at once, no render.
-    const same = await family.lendYielding(0);
-    expect(same.body).toBe(kept);
-    same.release();
+    // Fresh: nothing rendered.
+    await family.freshen(0);
+    expect(family.body()).toBe(kept);
     table.replace('a', rows(5_000, 2));
     let turns = 0;
     const count = () => {
@@ -141,38 +141,62 @@ describe("the market families' bytes, written again in place", () => {
       if (turns < 1_000) setImmediate(count);
     };
     setImmediate(count);
-    const lent = await family.lendYielding(0); // a turn after every step
+    await family.freshen(0); // a turn after every step
     expect(turns).toBeGreaterThan(2);
     expect(family.fresh).toBe(true);
-    expect(lent.body.toString('utf8').match(/\} 2$/gm)).toHaveLength(5_000);
-    lent.release();
-    // The table changes again while the scrape renders: rendered again, the newest values sent.
+    expect(family.body().toString('utf8').match(/\} 2$/gm)).toHaveLength(5_000);
+    // A poll's render under way: the scrape waits for it and keeps its bytes, rendering nothing of its own.
+    table.replace('a', rows(5_000, 3));
+    const poll = family.render();
+    poll.next();
+    let polled: Buffer | undefined;
+    const finish = () => {
+      const r = poll.next();
+      if (r.done) polled = r.value;
+      else setImmediate(finish);
+    };
+    setImmediate(finish);
+    await family.freshen(0);
+    expect(polled).toBeDefined();
+    expect(family.body()).toBe(polled);
+    // The table changes again while the scrape renders: what it renders then is not kept, and the next scrape renders.
     table.replace('a', rows(5_000, 4));
     setImmediate(() => table.replace('a', rows(5_000, 5)));
-    const newest = await family.lendYielding(0);
-    expect(newest.body.toString('utf8').match(/\} 5$/gm)).toHaveLength(5_000);
-    newest.release();
+    await family.freshen(0);
+    expect(family.fresh).toBe(false);
+    await family.freshen(0);
+    expect(family.body().toString('utf8').match(/\} 5$/gm)).toHaveLength(5_000);
   });
 
-  it("are rendered in slices by a scrape (exposition) that comes while a poll's render is not done", async () => {
+  it("are rendered in slices by a scrape (exposition) that comes while a poll's render is not done, every family of one table", async () => {
     const m = createMetrics({ processMetrics: false });
-    const markets = (v: number) => Array.from({ length: 40_000 }, (_, i) => market(`m${i}`, { utilization: v }));
+    const markets = (v: number) => Array.from({ length: 40_000 }, (_, i) => market(`m${i}`, { utilization: v, borrow_apy: v }));
     m.setReadings('markets', markets(0.25), NOW);
     // The table as a poll leaves it before its own render: changed, the families' text older than it.
     const table = (utilization(m) as unknown as { table: MarketTable }).table;
     table.replace('markets', Array.from({ length: 40_000 }, (_, i) => row(`m${i}`, 0.5)));
     let turns = 0;
+    let landed = false;
     const count = () => {
       turns++;
+      // A poll landing once the scrape has the first family up to date and not yet the last: every family it sends
+      // still comes from one table (the newer).
+      if (!landed && table.families[0]!.fresh && !table.families[6]!.fresh) {
+        table.replace('markets', Array.from({ length: 40_000 }, (_, i) => row(`m${i}`, 0.75)));
+        landed = true;
+      }
       if (turns < 10_000) setImmediate(count);
     };
     setImmediate(count);
-    const e = await m.exposition();
-    // Seven families of 40,000 lines, each rendered in slices of 8 ms: the event loop turned between them.
+    // Slices of 1 ms (as while a response waits for its socket), so that a fast machine turns too.
+    const done = outputWaiting();
+    const e = await m.exposition().finally(done);
     expect(turns).toBeGreaterThanOrEqual(3);
+    expect(landed).toBe(true);
     const text = Buffer.concat(e.chunks).toString('utf8');
     e.release();
-    expect(new Set(samples(text, 'lookout_market_utilization_ratio').map((x) => x.value))).toEqual(new Set([0.5]));
+    expect(new Set(samples(text, 'lookout_market_utilization_ratio').map((x) => x.value))).toEqual(new Set([0.75]));
+    expect(new Set(samples(text, 'lookout_market_borrow_apy_ratio').map((x) => x.value))).toEqual(new Set([0.75]));
   }, 60_000);
 
   it('are sent whole as they were at the request, though a poll renders them again while the client reads slowly', async () => {

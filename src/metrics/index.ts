@@ -366,16 +366,24 @@ async function exposition(registry: Registry): Promise<Exposition> {
   };
   try {
     const all = registry.getMetricsAsArray() as unknown[];
+    // The market families brought up to the table first, in slices, then all lent at once below (no turn between them:
+    // one table version in every family). A few passes while polls keep changing the table; whatever is still older
+    // then is rendered at once by `lend`.
+    const families = all.filter((m): m is MarketFamily => m instanceof MarketFamily);
+    for (let pass = 0; pass < 3 && families.some((f) => !f.fresh); pass++) for (const f of families) await f.freshen();
+    // Lent, all at once: a poll's render may run while the other metrics are formatted (awaits) or the socket sends.
+    const bodies = new Map<MarketFamily, Buffer>();
+    for (const f of families) {
+      const lent = f.lend();
+      releases.push(lent.release);
+      bodies.set(f, lent.body);
+    }
     let text = '';
     for (const [i, m] of all.entries()) {
       if (i > 0) text += '\n\n';
       if (m instanceof MarketFamily) {
         if (text !== '') chunks.push(Buffer.from(text, 'utf8'));
-        // Lent: a poll's render may run while the other families are formatted (awaits) or the socket sends. Rendered
-        // in slices when a poll changed the markets since: a scrape never holds the event loop for a whole family.
-        const lent = await m.lendYielding();
-        releases.push(lent.release);
-        chunks.push(lent.body);
+        chunks.push(bodies.get(m)!);
         text = '';
       } else {
         text += await format.call(registry, m);

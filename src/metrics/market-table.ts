@@ -6,7 +6,10 @@
  * Each family is also registered on the prom-client registry, so `registry.metrics()` stays complete.
  */
 import type { Registry } from 'prom-client';
-import { ROWS_PER_STEP, runSync, runYielding, type Steps } from '../yielding.js';
+import { nextTurn, ROWS_PER_STEP, runSync, runYielding, type Steps } from '../yielding.js';
+
+/** How long a scrape waits for another's render of the same table before rendering itself ({@link MarketFamily.freshen}). */
+const RENDER_WAIT_MS = 2_000;
 
 /** Label names of the per-market gauges, in order. */
 export const MARKET_LABELS = ['market_id', 'chain', 'loan_asset', 'collateral_asset'] as const;
@@ -107,15 +110,20 @@ export class MarketFamily {
   }
 
   /**
-   * {@link lend}, the family rendered in slices first when its kept text is older than the table (a poll changed the
-   * markets and its own render has not finished): a scrape then gives the event loop its turns where {@link body}
-   * renders every line at once (58–80 ms for 10,000 markets on a slow VM, the longest block of a markets poll, B9).
-   * Renders twice at most; a table that changed under both is rendered at once by `lend`.
+   * Brings the kept text up to the table when it is older (a poll changed the markets and its own render is not done),
+   * in slices: a scrape then gives the event loop its turns where {@link body} renders every line at once (58–80 ms
+   * for 10,000 markets on a slow VM, the longest block of a markets poll, B9). A render under way for the same table
+   * (the poll's, another scrape's) is waited for, a turn at a time, not done twice; for at most
+   * {@link RENDER_WAIT_MS}, in case its steps were left unfinished.
    */
-  async lendYielding(sliceMs?: number): Promise<{ body: Buffer; release: () => void }> {
-    for (let tries = 0; tries < 2 && !this.fresh; tries++) await runYielding(this.render(), sliceMs);
-    return this.lend();
+  async freshen(sliceMs?: number): Promise<void> {
+    const until = performance.now() + RENDER_WAIT_MS;
+    while (!this.fresh && this.renderingFor === this.table.version && performance.now() < until) await nextTurn();
+    if (!this.fresh) await runYielding(this.render(), sliceMs);
   }
+
+  /** The table version a render is under way for, if one is. */
+  private renderingFor: number | undefined;
 
   /** Whether {@link body} is ready without rendering. */
   get fresh(): boolean {
@@ -129,6 +137,15 @@ export class MarketFamily {
    */
   *render(): Steps<Buffer> {
     const version = this.table.version;
+    this.renderingFor = version;
+    try {
+      return yield* this.renderSteps(version);
+    } finally {
+      if (this.renderingFor === version) this.renderingFor = undefined;
+    }
+  }
+
+  private *renderSteps(version: number): Steps<Buffer> {
     const i = this.index;
     const head = Buffer.from(`# HELP ${this.name} ${this.help}\n# TYPE ${this.name} gauge`, 'utf8');
     const prefix = Buffer.from('\n' + this.name, 'utf8');
