@@ -6,7 +6,7 @@ import { MarketFamily, MarketTable, type MarketRow } from '../src/metrics/market
 import { NOW, market, position, samples } from './metrics-fixtures.js';
 import { mulberry32 } from '../src/simulator/random.js';
 import { startFakeDaemon } from './http-fixtures.js';
-import { outputWaiting } from '../src/yielding.js';
+import { outputWaiting, runSync } from '../src/yielding.js';
 
 /** A market row with the same value in every family. */
 const row = (id: string, value: number): MarketRow => ({
@@ -159,6 +159,15 @@ describe("the market families' bytes, written again in place", () => {
     await family.freshen(0);
     expect(polled).toBeDefined();
     expect(family.body()).toBe(polled);
+    // And the other way round: a poll's render of the table leaves a family a scrape is rendering to it.
+    table.replace('a', rows(5_000, 6));
+    const scrape = family.freshen(0);
+    expect(family.rendering).toBe(true);
+    runSync(table.render());
+    expect(family.fresh).toBe(false);
+    expect(table.families[1]!.fresh).toBe(true);
+    await scrape;
+    expect(family.body().toString('utf8').match(/\} 6$/gm)).toHaveLength(5_000);
     // The table changes again while the scrape renders: what it renders then is not kept, and the next scrape renders.
     table.replace('a', rows(5_000, 4));
     setImmediate(() => table.replace('a', rows(5_000, 5)));

@@ -118,8 +118,15 @@ export class MarketFamily {
    */
   async freshen(sliceMs?: number): Promise<void> {
     const until = performance.now() + RENDER_WAIT_MS;
-    while (!this.fresh && this.renderingFor === this.table.version && performance.now() < until) await nextTurn();
+    while (this.rendering && performance.now() < until) await nextTurn();
+    // A render left unfinished is not waited for again.
+    if (this.rendering) this.renderingFor = undefined;
     if (!this.fresh) await runYielding(this.render(), sliceMs);
+  }
+
+  /** Whether a render for the table as it is now is under way (and the kept text older): its result is to come. */
+  get rendering(): boolean {
+    return !this.fresh && this.renderingFor === this.table.version;
   }
 
   /** The table version a render is under way for, if one is. */
@@ -232,7 +239,8 @@ export class MarketTable {
 
   /** Renders every family whose kept bytes are stale, pausing between rows (after a poll, so that scrapes find them ready). */
   *render(): Steps<void> {
-    for (const f of this.families) if (!f.fresh) yield* f.render();
+    // A family a scrape is rendering for this table is left to it: not rendered twice.
+    for (const f of this.families) if (!f.fresh && !f.rendering) yield* f.render();
   }
 
   /** Number of markets exported. */
