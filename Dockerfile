@@ -29,8 +29,11 @@ USER node
 # (DATA_API_KEY, SLACK_WEBHOOK_URL, SMTP_PASS, ...). Inside the container the listener binds 0.0.0.0.
 VOLUME ["/var/lib/lookout"]
 # glibc's malloc keeps an arena per thread that allocates (up to 8 per core), each holding the memory it freed: at
-# SPEC §8 scale two arenas keep ~15 MB less than the default (docs/performance.md, "B6: glibc's arenas").
-ENV LOOKOUT_LISTEN=0.0.0.0:9464 LOOKOUT_DB=/var/lib/lookout/lookout.db MALLOC_ARENA_MAX=2
+# SPEC §8 scale two arenas keep ~15 MB less than the default (docs/performance.md, "B6: glibc's arenas"). Blocks of
+# 32 KB and more (V8's compiler and parser take their memory in 32 KB segments) are mapped on their own and given
+# back when freed, where glibc's default kept them: a 200-market watch 105-110 MB instead of 110-145 (docs/performance.md,
+# "B6s: malloc's threshold").
+ENV LOOKOUT_LISTEN=0.0.0.0:9464 LOOKOUT_DB=/var/lib/lookout/lookout.db MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
 EXPOSE 9464
 # The probe asks /healthz where LOOKOUT_LISTEN says lookout listens (a wildcard host means loopback; 9464 when unset),
 # so overriding LOOKOUT_LISTEN at `docker run` keeps the health check right.

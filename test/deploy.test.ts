@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { loadConfigText, shardFromEnv } from '../src/config/load.js';
-import { arenasNote, deployedEnv, IMAGE_ARENAS } from '../src/bench/daemon-proc.js';
+import { deployedEnv, IMAGE_MALLOC, mallocNote } from '../src/bench/daemon-proc.js';
 import { tool } from './tools.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -140,23 +140,26 @@ describe('deploy/kubernetes/lookout.yaml', () => {
 });
 
 describe('the Dockerfile', () => {
-  it("sets glibc's arenas for the runtime as the bench's daemon children run (what B6 measures is what the image runs)", () => {
+  it("sets glibc's malloc for the runtime as the bench's daemon children run (what B6 and B6s measure is what the image runs)", () => {
     const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     const runtime = text.slice(text.lastIndexOf('\nFROM '));
-    const arenas = /^ENV .*\bMALLOC_ARENA_MAX=(\d+)\b/m.exec(runtime)?.[1];
-    expect(arenas).toBe(IMAGE_ARENAS);
-    const saved = process.env.MALLOC_ARENA_MAX;
-    delete process.env.MALLOC_ARENA_MAX;
+    const image = Object.fromEntries(Object.keys(IMAGE_MALLOC).map((k) => [k, new RegExp(`^ENV .*\\b${k}=(\\d+)(?:\\s|$)`, 'm').exec(runtime)?.[1]]));
+    expect(image).toEqual(IMAGE_MALLOC);
+    const saved = Object.fromEntries(Object.keys(IMAGE_MALLOC).map((k) => [k, process.env[k]]));
+    for (const k of Object.keys(IMAGE_MALLOC)) delete process.env[k];
     try {
-      expect(deployedEnv().MALLOC_ARENA_MAX).toBe(arenas);
-      expect(arenasNote()).toBe(`MALLOC_ARENA_MAX=${arenas} as the image sets it`);
-      // A bench run told otherwise runs its daemons so, and its notes say whose setting it was.
+      for (const [k, v] of Object.entries(IMAGE_MALLOC)) expect(deployedEnv()[k]).toBe(v);
+      expect(mallocNote()).toBe('MALLOC_ARENA_MAX=2 as the image sets it, MALLOC_MMAP_THRESHOLD_=32768 as the image sets it');
+      // A bench run told otherwise runs its daemons so, and its notes say whose setting it was; the other stays the image's.
       process.env.MALLOC_ARENA_MAX = '8';
       expect(deployedEnv().MALLOC_ARENA_MAX).toBe('8');
-      expect(arenasNote()).toBe(`MALLOC_ARENA_MAX=8 from the bench's environment (the image sets ${arenas})`);
+      expect(deployedEnv().MALLOC_MMAP_THRESHOLD_).toBe('32768');
+      expect(mallocNote()).toBe("MALLOC_ARENA_MAX=8 from the bench's environment (the image sets 2), MALLOC_MMAP_THRESHOLD_=32768 as the image sets it");
     } finally {
-      if (saved !== undefined) process.env.MALLOC_ARENA_MAX = saved;
-      else delete process.env.MALLOC_ARENA_MAX;
+      for (const [k, v] of Object.entries(saved)) {
+        if (v !== undefined) process.env[k] = v;
+        else delete process.env[k];
+      }
     }
   });
 });

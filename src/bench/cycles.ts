@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { benchConfigYaml } from './config.js';
 import { MARKETS, POSITIONS, type Bench, type BenchContext } from './context.js';
-import { arenasNote, startDaemonChild } from './daemon-proc.js';
+import { mallocNote, startDaemonChild } from './daemon-proc.js';
 import { assertPollsOk, type PollLine } from './poll-log.js';
 import { startChildSimulator, type ChildSimulator } from './sim.js';
 import { summarize } from './stats.js';
@@ -85,7 +85,7 @@ async function cycles(ctx: BenchContext): Promise<void> {
   ctx.figure('cycles_markets', plan.markets);
   ctx.note(
     `cycles: ${plan.cycles} cycles back to back through pollNow — each a markets poll of ${count(plan.markets)} markets, ` +
-      `positions (${count(plan.positions)}) every ${plan.positionsEvery} (${runs.positions} runs), benchmarks every ${plan.benchmarksEvery} (${runs.benchmarks} runs), starter rules, ${arenasNote()}; ` +
+      `positions (${count(plan.positions)}) every ${plan.positionsEvery} (${runs.positions} runs), benchmarks every ${plan.benchmarksEvery} (${runs.benchmarks} runs), starter rules, ${mallocNote()}; ` +
       `daemon RSS ${first.toFixed(0)} MB at cycle ${plan.from}, ${last.toFixed(0)} MB at cycle ${plan.cycles} (each the median of the ${plan.window} cycles up to it): growth ${growth.toFixed(1)}%; ` +
       `peak ${Math.max(...rss).toFixed(0)} MB. RSS after single cycles: ${series.map(([c, v]) => `${c}: ${v.toFixed(0)}`).join(', ')} MB.` +
       (ctx.quick ? ' (quick run: a small world, B6 is judged on the full run)' : ''),

@@ -2,6 +2,7 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { RECOMMENDED_MALLOC } from '../malloc-env.js';
 import { requester, type IpcReply } from './ipc.js';
 import type { DaemonChildInput, DaemonMemory, NotifyState } from './daemon-child.js';
 import type { PollLine } from './poll-log.js';
@@ -23,22 +24,25 @@ export interface DaemonChild {
   stop(): Promise<void>;
 }
 
+/** What the shipped image sets for glibc's malloc (the Dockerfile's runtime `ENV`; test/deploy.test.ts holds it to this). */
+export const IMAGE_MALLOC = RECOMMENDED_MALLOC;
+
 /**
- * The environment a daemon child runs in: this process's, with what the shipped image sets for the daemon's memory
- * (the Dockerfile's `MALLOC_ARENA_MAX=2`: glibc's arenas, docs/performance.md) unless the bench's own environment says
- * otherwise — the bench measures the daemon as it is deployed.
+ * The environment a daemon child runs in: this process's, with each of the image's malloc settings ({@link IMAGE_MALLOC})
+ * the bench's own environment does not set otherwise — the bench measures the daemon as it is deployed.
  */
 export function deployedEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? IMAGE_ARENAS };
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const [k, v] of Object.entries(IMAGE_MALLOC)) env[k] ??= v;
+  return env;
 }
 
-/** The image's `MALLOC_ARENA_MAX` (test/deploy.test.ts holds the Dockerfile to it). */
-export const IMAGE_ARENAS = '2';
-
-/** What a bench note says of the daemon children's arenas: the image's setting, or the bench environment's own. */
-export function arenasNote(): string {
-  const set = deployedEnv().MALLOC_ARENA_MAX;
-  return set === IMAGE_ARENAS ? `MALLOC_ARENA_MAX=${set} as the image sets it` : `MALLOC_ARENA_MAX=${set ?? ''} from the bench's environment (the image sets ${IMAGE_ARENAS})`;
+/** What a bench note says of the daemon children's malloc settings: each the image's, or the bench environment's own. */
+export function mallocNote(): string {
+  const env = deployedEnv();
+  return Object.entries(IMAGE_MALLOC)
+    .map(([k, image]) => (env[k] === image ? `${k}=${image} as the image sets it` : `${k}=${env[k] ?? ''} from the bench's environment (the image sets ${image})`))
+    .join(', ');
 }
 
 /** Starts the daemon on the bench config `yaml` in a child process; resolves once it listens. */

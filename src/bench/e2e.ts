@@ -14,7 +14,7 @@ import { SCRAPE_EVERY_MS } from './scraper.js';
 import { percentile, summarize } from './stats.js';
 import { startChildSimulator } from './sim.js';
 import { benchConfigYaml } from './config.js';
-import { deployedEnv, startDaemonChild } from './daemon-proc.js';
+import { deployedEnv, mallocNote, startDaemonChild } from './daemon-proc.js';
 import { assertPollsOk } from './poll-log.js';
 
 /** The small watch of target B6s: what the daemon costs for 200 markets (Prometheus + Alertmanager: ~85 MB together). */
@@ -141,7 +141,8 @@ async function small(ctx: BenchContext): Promise<void> {
     ctx.note(
       `e2e.small: the daemon's process alone, RSS median ${r.median.toFixed(0)} MB (${r.min.toFixed(0)}–${r.max.toFixed(0)} MB over ${rss.length} samples, one after each markets poll; heap used ${(last?.heapUsedMb ?? NaN).toFixed(0)} MB at the last) ` +
         `watching ${SMALL_MARKETS} markets and 1,000 positions; a markets poll ${median(ms).toFixed(0)} ms, of which rule evaluation ${median(evalMs).toFixed(0)} ms. ` +
-        (last ? `At the last sample: ${memoryParts(last)}.` : ''),
+        (last ? `At the last sample: ${memoryParts(last)}. ` : '') +
+        `Malloc: ${mallocNote()}.`,
     );
   } finally {
     await daemon.stop();

@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../config/load.js';
 import { createLogger, resolveLogFormat, type Logger } from '../log.js';
 import { startDaemon, type Daemon } from '../daemon.js';
 import { applyDaemonHeapSettings } from '../heap-growth.js';
+import { mallocSettings } from '../malloc-env.js';
 import { loadConfigOrReport, problemCount, type Output } from './check.js';
 
 /** Starts the daemon and resolves with its exit code once it has stopped on SIGTERM/SIGINT. */
@@ -27,7 +28,7 @@ export async function runDaemonCommand(file: string, io: Output & { version?: st
   // Process-wide V8 settings, so set by the command and not by startDaemon; the CLI set them already, before this
   // module loaded, and this returns what it set (src/heap-growth.ts).
   const heap = applyDaemonHeapSettings({ onCapIgnored: () => log.info('heap_young_cap_ignored', { note: 'this V8 does not take a growth factor of 1 once running; the young generation grows as V8 decides' }) });
-  log.info('heap_settings', { ...heap });
+  log.info('heap_settings', { ...heap, malloc: mallocSettings() });
   const daemon = await startDaemon({ config, log, ...(io.version ? { version: io.version } : {}) });
   reloader = new Reloader(file, daemon, log, (c) => (current = c));
   reloader.watchFiles(config);
