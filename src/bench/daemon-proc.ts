@@ -24,24 +24,21 @@ export interface DaemonChild {
   stop(): Promise<void>;
 }
 
-/** What the shipped image sets for glibc's malloc (the Dockerfile's runtime `ENV`; test/deploy.test.ts holds it to this). */
-export const IMAGE_MALLOC = RECOMMENDED_MALLOC;
-
 /**
- * The environment a daemon child runs in: this process's, with each of the image's malloc settings ({@link IMAGE_MALLOC})
+ * The environment a daemon child runs in: this process's, with each of glibc's malloc settings the image sets ({@link RECOMMENDED_MALLOC}; test/deploy.test.ts holds the Dockerfile to them)
  * the bench's own environment does not set otherwise — the bench measures the daemon as it is deployed.
  */
 export function deployedEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const [k, v] of Object.entries(IMAGE_MALLOC)) env[k] ??= v;
+  for (const [k, v] of Object.entries(RECOMMENDED_MALLOC)) env[k] ??= v;
   return env;
 }
 
 /** What a bench note says of the daemon children's malloc settings: each the image's, or the bench environment's own. */
 export function mallocNote(): string {
   const env = deployedEnv();
-  return Object.entries(IMAGE_MALLOC)
-    .map(([k, image]) => (env[k] === image ? `${k}=${image} as the image sets it` : `${k}=${env[k] ?? ''} from the bench's environment (the image sets ${image})`))
+  return Object.entries(RECOMMENDED_MALLOC)
+    .map(([k, image]) => (env[k] === image ? `${k}=${image} as the image sets it` : `${k}=${env[k]!} from the bench's environment (the image sets ${image})`))
     .join(', ');
 }
 
