@@ -3,17 +3,42 @@
  * for itself): the Docker image sets them, the bench's daemon children run with them (B6, B6s), and `lookout run`
  * logs what it got (`heap_settings`), so a deployment without them shows. docs/performance.md has the measurements.
  * - `MALLOC_ARENA_MAX=2`: glibc keeps an arena per thread that allocates (up to 8 a core), each holding what it freed.
- * - `MALLOC_MMAP_THRESHOLD_=32768`: a block of 32 KB or more is mapped on its own and given back when freed, where
- *   glibc's default maps only blocks of 128 KB and more; blocks of 32–40 KB, likely V8's zone segments (its parser's
- *   and compilers' working memory, 32 KB at most), otherwise stayed in the arenas after use. Setting it also fixes
- *   the threshold, which glibc otherwise raises as mapped blocks are freed (and the trim threshold with it).
- * Other C libraries (musl, macOS) ignore both.
+ * - `MALLOC_MMAP_THRESHOLD_=32768`: a block of 32 KB or more that no free memory of the arena holds is mapped on its
+ *   own and given back when freed, where glibc's default maps only blocks of 128 KB and more; blocks of 32–40 KB,
+ *   likely V8's zone segments (its parser's and compilers' working memory, 32 KB at most), otherwise grew the arenas
+ *   and stayed there after use. Setting it also fixes the threshold, which glibc otherwise raises as mapped blocks
+ *   are freed (and the trim threshold with it).
+ * Either may also come as a tunable in `GLIBC_TUNABLES`, which wins over the variable (glibc 2.36, either order in the
+ * environment). Other C libraries (musl, macOS) ignore both.
  */
-export const RECOMMENDED_MALLOC: Readonly<Record<'MALLOC_ARENA_MAX' | 'MALLOC_MMAP_THRESHOLD_', string>> = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '32768' };
+export const RECOMMENDED_MALLOC: Readonly<Record<MallocKey, string>> = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '32768' };
 
-/** The recommended settings as this process's environment has them: `KEY=value`, or `KEY not set (glibc: N recommended)`. */
+type MallocKey = 'MALLOC_ARENA_MAX' | 'MALLOC_MMAP_THRESHOLD_';
+
+/** The `GLIBC_TUNABLES` name of each setting. */
+const TUNABLE: Readonly<Record<MallocKey, string>> = { MALLOC_ARENA_MAX: 'glibc.malloc.arena_max', MALLOC_MMAP_THRESHOLD_: 'glibc.malloc.mmap_threshold' };
+
+/** A setting as an environment gives it to glibc: its value, and how it is said (`KEY=value`, or the tunable's name). */
+export interface MallocSetting {
+  value: string;
+  text: string;
+}
+
+/** How `env` sets `key` for glibc, if it does: the tunable in `GLIBC_TUNABLES` (`name=value:…`, the last one) first, then the variable. */
+export function mallocSetting(env: NodeJS.ProcessEnv, key: MallocKey): MallocSetting | undefined {
+  let tuned: string | undefined;
+  for (const part of (env.GLIBC_TUNABLES ?? '').split(':')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq) === TUNABLE[key]) tuned = part.slice(eq + 1);
+  }
+  if (tuned !== undefined) return { value: tuned, text: `${TUNABLE[key]}=${tuned} (GLIBC_TUNABLES)` };
+  const v = env[key];
+  return v === undefined ? undefined : { value: v, text: `${key}=${v}` };
+}
+
+/** The recommended settings as `env` has them for glibc: `KEY=value`, the tunable, or `KEY not set (glibc: N recommended)`. */
 export function mallocSettings(env: NodeJS.ProcessEnv = process.env): string {
-  return Object.entries(RECOMMENDED_MALLOC)
-    .map(([k, v]) => (env[k] !== undefined ? `${k}=${env[k]}` : `${k} not set (glibc: ${v} recommended)`))
+  return (Object.keys(RECOMMENDED_MALLOC) as MallocKey[])
+    .map((k) => mallocSetting(env, k)?.text ?? `${k} not set (glibc: ${RECOMMENDED_MALLOC[k]} recommended)`)
     .join(', ');
 }

@@ -147,8 +147,9 @@ describe('the Dockerfile', () => {
     // The last value each gets in the runtime stage's ENV lines (a later ENV overrides an earlier one).
     const image = Object.fromEntries(Object.keys(RECOMMENDED_MALLOC).map((k) => [k, [...runtime.matchAll(new RegExp(`^ENV .*\\b${k}=(\\d+)(?:\\s|$)`, 'gm'))].at(-1)?.[1]]));
     expect(image).toEqual(RECOMMENDED_MALLOC);
-    const saved = Object.fromEntries(Object.keys(RECOMMENDED_MALLOC).map((k) => [k, process.env[k]]));
-    for (const k of Object.keys(RECOMMENDED_MALLOC)) delete process.env[k];
+    const keys = [...Object.keys(RECOMMENDED_MALLOC), 'GLIBC_TUNABLES'];
+    const saved = Object.fromEntries(keys.map((k) => [k, process.env[k]]));
+    for (const k of keys) delete process.env[k];
     try {
       for (const [k, v] of Object.entries(RECOMMENDED_MALLOC)) expect(deployedEnv()[k]).toBe(v);
       expect(mallocNote()).toBe('MALLOC_ARENA_MAX=2 as the image sets it, MALLOC_MMAP_THRESHOLD_=32768 as the image sets it');
@@ -157,6 +158,12 @@ describe('the Dockerfile', () => {
       expect(deployedEnv().MALLOC_ARENA_MAX).toBe('8');
       expect(deployedEnv().MALLOC_MMAP_THRESHOLD_).toBe('32768');
       expect(mallocNote()).toBe("MALLOC_ARENA_MAX=8 from the bench's environment (the image sets 2), MALLOC_MMAP_THRESHOLD_=32768 as the image sets it");
+      // A tunable in GLIBC_TUNABLES wins over the variable in glibc: the bench's own tunable is not shadowed by the image's variable.
+      process.env.GLIBC_TUNABLES = 'glibc.malloc.mmap_threshold=65536';
+      expect(deployedEnv().MALLOC_MMAP_THRESHOLD_).toBeUndefined();
+      expect(mallocNote()).toBe(
+        "MALLOC_ARENA_MAX=8 from the bench's environment (the image sets 2), glibc.malloc.mmap_threshold=65536 (GLIBC_TUNABLES) from the bench's environment (the image sets 32768)",
+      );
     } finally {
       for (const [k, v] of Object.entries(saved)) {
         if (v !== undefined) process.env[k] = v;

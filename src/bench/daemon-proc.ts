@@ -2,7 +2,7 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { RECOMMENDED_MALLOC } from '../malloc-env.js';
+import { mallocSetting, RECOMMENDED_MALLOC } from '../malloc-env.js';
 import { requester, type IpcReply } from './ipc.js';
 import type { DaemonChildInput, DaemonMemory, NotifyState } from './daemon-child.js';
 import type { PollLine } from './poll-log.js';
@@ -25,21 +25,24 @@ export interface DaemonChild {
 }
 
 /**
- * The environment a daemon child runs in: this process's, with each of glibc's malloc settings the image sets ({@link RECOMMENDED_MALLOC}; test/deploy.test.ts holds the Dockerfile to them)
- * the bench's own environment does not set otherwise — the bench measures the daemon as it is deployed.
+ * The environment a daemon child runs in: this process's, with each of glibc's malloc settings the image sets
+ * ({@link RECOMMENDED_MALLOC}; test/deploy.test.ts holds the Dockerfile to them) that the bench's own environment does
+ * not set otherwise, as a variable or a tunable — the bench measures the daemon as it is deployed.
  */
 export function deployedEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const [k, v] of Object.entries(RECOMMENDED_MALLOC)) env[k] ??= v;
+  for (const k of MALLOC_KEYS) if (!mallocSetting(process.env, k)) env[k] = RECOMMENDED_MALLOC[k];
   return env;
 }
 
+const MALLOC_KEYS = Object.keys(RECOMMENDED_MALLOC) as (keyof typeof RECOMMENDED_MALLOC)[];
+
 /** What a bench note says of the daemon children's malloc settings: each the image's, or the bench environment's own. */
 export function mallocNote(): string {
-  const env = deployedEnv();
-  return Object.entries(RECOMMENDED_MALLOC)
-    .map(([k, image]) => (env[k] === image ? `${k}=${image} as the image sets it` : `${k}=${env[k]!} from the bench's environment (the image sets ${image})`))
-    .join(', ');
+  return MALLOC_KEYS.map((k) => {
+    const own = mallocSetting(process.env, k);
+    return own ? `${own.text} from the bench's environment (the image sets ${RECOMMENDED_MALLOC[k]})` : `${k}=${RECOMMENDED_MALLOC[k]} as the image sets it`;
+  }).join(', ');
 }
 
 /** Starts the daemon on the bench config `yaml` in a child process; resolves once it listens. */
