@@ -1,7 +1,8 @@
 /**
  * The engine's judging as steps (applyPollSteps, run by the poll's yielding transaction, issue 14 B9): where it may
  * pause — between slices of 10 readings a rule judges, every 100 alerts it checks for absence — that run to the end at once it is
- * applyPoll, and that its duration counts its own time, not the pauses its runner took between steps.
+ * applyPoll, and that its duration counts its own time, not the pauses its runner took between steps. One pass over the
+ * readings judges them in tiles of 64, each tile by every rule in turn, then each rule's alerts for absence.
  */
 import { afterEach, expect, it } from 'vitest';
 import { engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
@@ -14,15 +15,15 @@ const hot = (n: number, at: number) => Array.from({ length: n }, (_, i) => marke
 const util = rule({ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.9 });
 
 
-it('pauses between slices of 10 readings a rule judges and every 100 alerts it looks at for absence, and ends where applyPoll ends', () => {
+it('pauses between slices of 100 verdicts (10 where each steps an alert) and every 100 alerts it looks at for absence, and ends where applyPoll ends', () => {
   const stepped = engineFor(tempStore(dirs), [util]);
   const atOnce = engineFor(tempStore(dirs), [util]);
 
-  // 150 markets, all breaching: 150 verdicts in slices of 10, a pause between two slices (14); then the rule's 150
-  // alerts looked at for absence, counted on from 150, a pause at the 200th and the 300th (2).
+  // 150 markets, all breaching: 150 verdicts, each stepping an alert, in slices of 10, a pause between two slices (14);
+  // then the rule's 150 alerts looked at for absence, a pause at the 100th (1).
   const first = outcome('markets', 'metrics', hot(150, T0), T0);
   const a = countPauses(stepped.applyPollSteps(first, T0));
-  expect(a.pauses).toBe(16);
+  expect(a.pauses).toBe(15);
   expect(a.value.events).toHaveLength(150);
   expect(a.value.events).toEqual(atOnce.applyPoll(first, T0).events);
 
@@ -32,6 +33,27 @@ it('pauses between slices of 10 readings a rule judges and every 100 alerts it l
   expect(b.pauses).toBe(1);
   expect(b.value.events).toEqual(atOnce.applyPoll(second, T0 + MIN).events);
   expect(stepped.alerts().map((x) => `${x.entity} ${x.state}`)).toEqual(atOnce.alerts().map((x) => `${x.entity} ${x.state}`));
+});
+
+it('judges the readings in tiles of 64, each by every rule in turn, counting work across them, and ends where applyPoll ends', () => {
+  const apy = rule({ name: 'apy-high', kind: 'threshold', field: 'borrow_apy', op: '>', value: 0.1, severity: 'warning' });
+  const stepped = engineFor(tempStore(dirs), [util, apy]);
+  const atOnce = engineFor(tempStore(dirs), [util, apy]);
+  const both = (n: number, at: number) => Array.from({ length: n }, (_, i) => market(`m${i}`, at, { utilization: 0.97, borrow_apy: 0.2 }));
+
+  // 150 markets breaching both rules: 300 verdicts that step an alert each (11 work units of a step's 100), so a pause
+  // every 10 of them wherever a tile or a rule ends (29: the work is counted on across both). Then the 300 alerts
+  // looked at for absence, a pause at the 100th, 200th and 300th (3).
+  const first = outcome('markets', 'metrics', both(150, T0), T0);
+  const a = countPauses(stepped.applyPollSteps(first, T0));
+  expect(a.pauses).toBe(32);
+  expect(a.value.events).toHaveLength(300);
+  expect(a.value.events).toEqual(atOnce.applyPoll(first, T0).events);
+  // A tile is m0..m63: the first rule's 64 events, then the second rule's for the same markets, then the next tile.
+  const who = a.value.events.map((e) => `${e.alert.rule} ${e.alert.entity}`);
+  expect(who.slice(62, 66)).toEqual(['util-high m62', 'util-high m63', 'apy-high m0', 'apy-high m1']);
+  expect(who.slice(126, 130)).toEqual(['apy-high m62', 'apy-high m63', 'util-high m64', 'util-high m65']);
+  expect(who.slice(-2)).toEqual(['apy-high m148', 'apy-high m149']);
 });
 
 it("counts its own time in durationMs, not the pauses its runner takes between steps", async () => {

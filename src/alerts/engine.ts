@@ -423,7 +423,11 @@ export class AlertEngine {
     }
   }
 
-  /** {@link judge}'s pass over the rules that read the poll. */
+  /**
+   * {@link judge}'s pass over the rules that read the poll: the readings in tiles of {@link TILE}, each tile judged by
+   * every rule in turn (a reading's objects are fetched from memory once a poll, not once per rule, and each rule still
+   * runs over a row of readings: its kind's code and branches stay warm), then each rule's absent alerts.
+   */
   private *judgeRules(
     rules: readonly CompiledRule[],
     outcome: PollOutcome,
@@ -432,25 +436,33 @@ export class AlertEngine {
     tracked: Map<string, ReadonlyMap<string, TrackedAlert>>,
     history: HistoryView,
   ): Steps<void> {
+    const readings = outcome.readings;
+    const scopes = rules.map((c): JudgeScope => {
+      const mine = tracked.get(c.rule.name)!;
+      const { rule } = c;
+      // A calm rule (no tracked alert) makes no filter: it would be 8 KB of garbage a rule and poll, never asked.
+      const maybe = mine.size === 0 ? undefined : EntityFilter.of(mine.keys());
+      return { c, now, history, mine, maybe, judged: new Set(), id: { rule: rule.name, kind: rule.kind, entity: '', severity: rule.severity }, out };
+    });
+    // The work is in plain methods, the generator only counts and pauses: V8 optimizes a hot loop in a generator less.
+    const step = { work: 0 };
+    for (let from = 0; from < readings.length; from += TILE) {
+      const end = Math.min(readings.length, from + TILE);
+      for (const s of scopes) {
+        for (let i = from; i < end; ) {
+          if (step.work >= ROWS_PER_STEP) {
+            yield;
+            step.work = 0;
+          }
+          i = this.judgeSlice(s, readings, i, end, step);
+        }
+      }
+    }
+
     const rejected = new Set(outcome.rejected.map((r) => r.entity).filter((e): e is string => e !== undefined));
     let lastSeen: Set<string> | undefined;
     let visited = 0;
-
-    for (const c of rules) {
-      const { rule } = c;
-      const mine = tracked.get(rule.name)!;
-      // Entities with an alert of this rule that it judged in this poll: the rest of its active alerts may be absent.
-      const judged = new Set<string>();
-      const id: AlertIdentity = { rule: rule.name, kind: rule.kind, entity: '', severity: rule.severity };
-      const readings = outcome.readings;
-      // A calm rule (no tracked alert) makes no filter: it would be 8 KB of garbage a rule and poll, never asked.
-      const scope: JudgeScope = { now, history, mine, maybe: mine.size === 0 ? undefined : EntityFilter.of(mine.keys()), judged, id, out };
-      // The work is in plain methods, the generator only counts and pauses: V8 optimizes a hot loop in a generator less.
-      for (let i = 0; i < readings.length; ) {
-        if (i > 0) yield;
-        i = this.judgeSlice(c, readings, i, scope);
-      }
-      visited += readings.length;
+    for (const { c, mine, judged } of scopes) {
       for (const t of mine.values()) {
         if (++visited % ROWS_PER_STEP === 0) yield;
         if (!isActive(t.alert) || rejected.has(t.alert.entity) || judged.has(t.alert.entity)) continue;
@@ -467,17 +479,18 @@ export class AlertEngine {
   }
 
   /**
-   * Judges readings from `from` with one rule (a slice of {@link judge}'s pass) until a step's worth of work is done:
-   * {@link ROWS_PER_STEP} readings, or {@link HEAVY_ROWS_PER_STEP} alerts stepped and written (a plain verdict is
-   * ~0.3 µs, an alert ~15 µs: a pause point every 10 readings cost more than the verdicts of a calm poll). Returns
-   * where the next slice starts.
+   * Judges readings from `from` up to `end` with one rule (a slice of {@link judge}'s pass) until a step's worth of
+   * work is done (counted in `step` across slices): {@link ROWS_PER_STEP} readings, or {@link HEAVY_ROWS_PER_STEP}
+   * alerts stepped and written (a plain verdict is ~0.3 µs, an alert ~15 µs: a pause point every 10 readings cost more
+   * than the verdicts of a calm poll). Returns where the next slice starts.
    */
-  private judgeSlice(c: CompiledRule, readings: readonly Reading[], from: number, s: JudgeScope): number {
-    let work = 0;
+  private judgeSlice(s: JudgeScope, readings: readonly Reading[], from: number, end: number, step: { work: number }): number {
+    const c = s.c;
+    let work = step.work;
     let i = from;
     // Nothing in this loop is captured by a closure (the describer is made in judged()): V8 then allocates no
     // context per reading, which was a third of a calm poll's garbage.
-    while (i < readings.length && work < ROWS_PER_STEP) {
+    while (i < end && work < ROWS_PER_STEP) {
       const reading = readings[i++]!;
       work++;
       if (!c.reads.includes(reading.kind) || !c.selects(reading)) continue;
@@ -492,6 +505,7 @@ export class AlertEngine {
       this.judged(c, reading, verdict, prev, s);
       work += ROWS_PER_STEP / HEAVY_ROWS_PER_STEP;
     }
+    step.work = work;
     return i;
   }
 
@@ -581,10 +595,17 @@ function forget(input: EvalInput, history: HistoryView): EvalInput {
   return input;
 }
 
+/**
+ * Readings a tile of the judging pass holds (see judgeRules): every rule judges them before the next tile. Small enough
+ * that they are still in the CPU's cache when the last rule reads them, long enough that each rule runs a row of them.
+ */
+const TILE = 64;
+
 const pairKey = (a: string, b: string): string => `${a}\u0000${b}`;
 
-/** What one rule's pass over a poll shares between its slices. */
+/** What one rule's part of a poll's pass shares between the slices. */
 interface JudgeScope {
+  c: CompiledRule;
   now: number;
   history: HistoryView;
   /** The rule's tracked alerts by entity (the kept copy's map: updated as readings are judged and saved). */
