@@ -29,10 +29,49 @@ interface Span {
   reading: Reading | undefined;
 }
 
-/** An entity's spans, and the sync in which one of them was last asked for. */
-interface Spans {
-  list: Span[];
-  used: number;
+/**
+ * An entity's spans, the newest inline (one a look-back rule reuses poll after poll: found without an array and a
+ * span object to fetch), older ones in `rest`, oldest first; and the sync in which one of them was last asked for.
+ */
+class Spans implements Span {
+  rest: Span[] | undefined = undefined;
+  constructor(
+    public lo: number,
+    public hi: number,
+    public reading: Reading | undefined,
+    public used: number,
+  ) {}
+
+  find(t: number): Span | undefined {
+    if (this.lo <= t && t < this.hi) return this;
+    if (this.rest) for (const s of this.rest) if (s.lo <= t && t < s.hi) return s;
+    return undefined;
+  }
+
+  add(span: Span): void {
+    const rest = (this.rest ??= []);
+    if (rest.length + 1 >= SPANS_PER_ENTITY) rest.shift();
+    rest.push({ lo: this.lo, hi: this.hi, reading: this.reading });
+    this.lo = span.lo;
+    this.hi = span.hi;
+    this.reading = span.reading;
+  }
+
+  /** Keeps the spans `keep` holds to, in their order; false when none is left. */
+  retain(keep: (s: Span) => boolean): boolean {
+    const kept = [...(this.rest ?? []), { lo: this.lo, hi: this.hi, reading: this.reading }].filter(keep);
+    const newest = kept.pop();
+    if (!newest) return false;
+    this.lo = newest.lo;
+    this.hi = newest.hi;
+    this.reading = newest.reading;
+    this.rest = kept.length > 0 ? kept : undefined;
+    return true;
+  }
+
+  spans(): Span[] {
+    return [...(this.rest ?? []), this];
+  }
 }
 
 /** Spans kept per entity: one per distinct window of the rules that look back at it, in practice. */
@@ -76,13 +115,12 @@ export class HistoryMemo implements HistoryView {
     for (const [kind, ofKind] of this.spans) {
       // A row at or after the end of every span of its kind changes none: only the others are read.
       let end = -Infinity;
-      for (const { list } of ofKind.values()) for (const s of list) end = Math.max(end, s.hi);
+      for (const spans of ofKind.values()) for (const s of spans.spans()) end = Math.max(end, s.hi);
       for (const row of this.changes.since(marker, kind as ReadingKind, end)) {
         const spans = ofKind.get(row.entity);
         if (!spans) continue;
         // A row older than an answer does not change it; one at the answer's time (a new revision) or later within the span does.
-        spans.list = spans.list.filter((s) => row.at < s.lo || row.at >= s.hi);
-        if (spans.list.length === 0) ofKind.delete(row.entity);
+        if (!spans.retain((s) => row.at < s.lo || row.at >= s.hi)) ofKind.delete(row.entity);
       }
     }
     this.lastRow = this.changes.last();
@@ -91,8 +129,7 @@ export class HistoryMemo implements HistoryView {
   private endSpansBefore(t: number): void {
     for (const ofKind of this.spans.values()) {
       for (const [entity, spans] of ofKind) {
-        spans.list = spans.list.filter((s) => s.lo >= t);
-        if (spans.list.length === 0) ofKind.delete(entity);
+        if (!spans.retain((s) => s.lo >= t)) ofKind.delete(entity);
       }
     }
   }
@@ -108,16 +145,14 @@ export class HistoryMemo implements HistoryView {
     const spans = ofKind?.get(entity);
     if (spans) {
       spans.used = this.syncs;
-      for (const s of spans.list) if (s.lo <= t && t < s.hi) return s.reading;
+      const s = spans.find(t);
+      if (s) return s.reading;
     }
     const reading = this.readings.historyAt(kind, entity, t);
     const span: Span = { lo: reading ? reading.at : -Infinity, hi: this.changes.nextAt(kind, entity, t) ?? Infinity, reading };
     if (!ofKind) this.spans.set(kind, (ofKind = new Map()));
-    if (!spans) ofKind.set(entity, { list: [span], used: this.syncs });
-    else {
-      if (spans.list.length >= SPANS_PER_ENTITY) spans.list.shift();
-      spans.list.push(span);
-    }
+    if (!spans) ofKind.set(entity, new Spans(span.lo, span.hi, span.reading, this.syncs));
+    else spans.add(span);
     return reading;
   }
 
