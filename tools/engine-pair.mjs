@@ -1,0 +1,78 @@
+// Paired A/B of the alert engine (B4): two builds in one process, each with its own store of the same fixture, their
+// polls alternated A B B A … so the VM's slow moments hit both. Prints each side's median applyPoll and the median of
+// the per-pair ratios B/A — the figure to read on a noisy VM, where a build's median moves ±30% from run to run.
+//
+//   npm run build && cp -r dist /tmp/before   # then change the code and build again
+//   node tools/engine-pair.mjs /tmp/before dist 60 incident      # or calm; POS=1 for the positions poll
+//
+// The polls are rules.seven(.incident) / rules.positions(.incident)'s (src/bench/rules.ts): each side gets its own copy
+// of every poll's readings, so neither finds the other's in the CPU's cache.
+import { join, resolve } from 'node:path';
+
+const [DA, DB] = [resolve(process.argv[2] ?? 'dist'), resolve(process.argv[3] ?? 'dist')];
+const N = Number(process.argv[4] ?? 60);
+const scen = process.argv[5] ?? 'incident';
+const POS = process.env.POS === '1';
+
+const { BenchContext, marketsPoll, positionsPoll } = await import(join(DA, 'bench/context.js'));
+const ctx = new BenchContext({ quick: false, emit: () => {}, note: () => {} });
+const current = await ctx.readings(marketsPoll);
+const positions = await ctx.readings(positionsPoll);
+const at = Math.max(...current.map((r) => r.at));
+
+// As src/bench/rules.ts's marketsIncident / positionsIncident and pollAt.
+const inc = (r, k, i) =>
+  i % 20 === 0 ? { fields: { ...r.fields, utilization: 0.97 + 0.001 * ((k + i) % 5), borrow_apy: 0.3 + 0.001 * ((k + 3 * i) % 5) } } : undefined;
+const pinc = (r, k, i) =>
+  i % 20 === 0 ? { fields: { ...r.fields, verified: false, value_usd: 1_000_000 + 250 * k }, labels: { ...r.labels, verified: 'false' } } : undefined;
+const incident = scen === 'incident' ? (POS ? pinc : inc) : undefined;
+function pollAt(base, k) {
+  const dt = k * 1000;
+  return base.map((r, i) => {
+    const c = incident?.(r, k, i);
+    const fields = c?.fields ?? { ...r.fields };
+    if (typeof fields.timestamp === 'number') fields.timestamp += dt;
+    if (typeof fields.block === 'number') fields.block += k;
+    return c?.labels ? { ...r, at: r.at + dt, fields, labels: c.labels } : { ...r, at: r.at + dt, fields };
+  });
+}
+
+async function side(D, tag) {
+  const { shifted } = await import(join(D, 'bench/store.js'));
+  const { loadBenchConfig } = await import(join(D, 'bench/config.js'));
+  const { openStore } = await import(join(D, 'store/index.js'));
+  const { AlertEngine } = await import(join(D, 'alerts/engine.js'));
+  const { systemClock } = await import(join(D, 'clock.js'));
+  const { silentLogger } = await import(join(D, 'log.js'));
+  const store = openStore(join(ctx.dir, `pair-${tag}.db`));
+  for (const ago of [65 * 60_000, 35 * 60_000]) store.readings.savePoll('markets', shifted(current, -ago), at - ago);
+  store.readings.savePoll('markets', current, at);
+  store.readings.savePoll('positions', positions, at);
+  const cfg = loadBenchConfig({ baseUrl: 'http://127.0.0.1:9', catalogUrl: 'http://127.0.0.1:9', apiKey: 'k', dbPath: store.path, rules: 'seven' });
+  const engine = new AlertEngine({ store, rules: cfg.rules.map((r) => r.rule), alerting: cfg.alerting, sourceDown: cfg.source_down, watchdog: cfg.watchdog, clock: systemClock, log: silentLogger });
+  return { store, engine, k: 0, ts: [] };
+}
+
+function one(s) {
+  const k = ++s.k;
+  const readings = pollAt(POS ? positions : current, k);
+  const o = { poll: POS ? 'positions' : 'markets', kind: POS ? 'positions' : 'metrics', ok: true, readings, rejected: [], started_at: at + k * 1000, finished_at: at + k * 1000 };
+  const t0 = performance.now();
+  s.store.transaction(() => s.engine.applyPoll(o, at + k * 1000));
+  return performance.now() - t0;
+}
+
+const sides = [await side(DA, 'a'), await side(DB, 'b')];
+for (let i = 0; i < 4; i++) for (const s of sides) one(s);
+const ratios = [];
+for (let i = 0; i < N; i++) {
+  const t = [0, 0];
+  for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) t[j] = one(sides[j]);
+  sides[0].ts.push(t[0]);
+  sides[1].ts.push(t[1]);
+  ratios.push(t[1] / t[0]);
+}
+const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+console.log(`${scen}${POS ? ' positions' : ''}: A median ${med(sides[0].ts).toFixed(1)} ms, B median ${med(sides[1].ts).toFixed(1)} ms, paired B/A median ${med(ratios).toFixed(3)}`);
+for (const s of sides) s.store.close();
+await ctx.close();
