@@ -3,7 +3,8 @@
 // the per-pair ratios B/A — the figure to read on a noisy VM, where a build's median moves ±30% from run to run.
 //
 //   npm run build && cp -r dist /tmp/before   # then change the code and build again
-//   node tools/engine-pair.mjs /tmp/before dist 60 incident      # or calm; POS=1 for the positions poll
+//   node tools/engine-pair.mjs /tmp/before dist 60 incident      # or calm; POS=1 for the positions poll;
+//                                                                # RULES=starter for the shipped rules (src/bench/config.ts)
 //
 // The polls are rules.seven(.incident) / rules.positions(.incident)'s (src/bench/rules.ts): each side gets its own copy
 // of every poll's readings, so neither finds the other's in the CPU's cache.
@@ -48,7 +49,7 @@ async function side(D, tag) {
   for (const ago of [65 * 60_000, 35 * 60_000]) store.readings.savePoll('markets', shifted(current, -ago), at - ago);
   store.readings.savePoll('markets', current, at);
   store.readings.savePoll('positions', positions, at);
-  const cfg = loadBenchConfig({ baseUrl: 'http://127.0.0.1:9', catalogUrl: 'http://127.0.0.1:9', apiKey: 'k', dbPath: store.path, rules: 'seven' });
+  const cfg = loadBenchConfig({ baseUrl: 'http://127.0.0.1:9', catalogUrl: 'http://127.0.0.1:9', apiKey: 'k', dbPath: store.path, rules: process.env.RULES ?? 'seven' });
   const engine = new AlertEngine({ store, rules: cfg.rules.map((r) => r.rule), alerting: cfg.alerting, sourceDown: cfg.source_down, watchdog: cfg.watchdog, clock: systemClock, log: silentLogger });
   return { store, engine, k: 0, ts: [] };
 }

@@ -1,7 +1,7 @@
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 import { benchmark, market, position } from '../../test/rules-helpers.js';
-import { matchesSelect, selectCheck, selectKeyCheck, type Select } from './select.js';
+import { anyOf, matchesSelect, SELECT_MEMO_LIMIT, selectCheck, selectKeyCheck, type Select } from './select.js';
 
 describe('matchesSelect', () => {
   const m = market({ market: { chain: 'base', loan_asset_symbol: 'USDC', collateral_asset_symbol: 'wstETH', loan_asset_decimals: 6, oracle: '0xoracle01' } }, undefined, 'morpho-base-0xAbC123');
@@ -87,4 +87,48 @@ describe('selectCheck', () => {
     expect(selectKeyCheck({ walet: 'x' }, ['market', 'position']).map((p) => p.message)).toEqual(["select: unknown key 'walet' for market/position readings (did you mean 'wallet'?)"]);
   });
 
+});
+
+describe('anyOf (a select key\'s patterns, remembered per text)', () => {
+  const counted = (test: (t: string) => boolean) => {
+    const calls = { n: 0 };
+    return { calls, m: (t: string) => (calls.n++, test(t)) };
+  };
+
+  it('tests each text once while it has seen few, and answers as the patterns do', () => {
+    const a = counted((t) => t === 'USDC');
+    const b = counted((t) => t.endsWith('BTC'));
+    const any = anyOf([a.m, b.m]);
+    for (let i = 0; i < 100; i++) {
+      expect(any('USDC')).toBe(true);
+      expect(any('WBTC')).toBe(true);
+      expect(any('WETH')).toBe(false);
+    }
+    // USDC: the first pattern only; WBTC and WETH: both.
+    expect(a.calls.n).toBe(3);
+    expect(b.calls.n).toBe(2);
+  });
+
+  it('stops remembering past its limit (ids, not symbols) and still answers as the patterns do', () => {
+    const a = counted((t) => t.startsWith('m-1'));
+    const any = anyOf([a.m]);
+    const texts = Array.from({ length: SELECT_MEMO_LIMIT + 50 }, (_, i) => `m-${i}`);
+    for (const t of texts) expect(any(t)).toBe(t.startsWith('m-1'));
+    const before = a.calls.n;
+    expect(before).toBe(texts.length);
+    // Past the limit nothing is remembered: the first texts are tested again.
+    for (const t of texts.slice(0, 10)) expect(any(t)).toBe(t.startsWith('m-1'));
+    expect(a.calls.n).toBe(before + 10);
+  });
+
+  it('through matchesSelect: the same text in another case, and a glob, answer as picomatch does after being remembered', () => {
+    const select: Select = { loan_asset_symbol: ['usdc', '*BTC'] };
+    const withSymbol = (symbol: string) => ({ ...market(), labels: { ...market().labels, loan_asset_symbol: symbol } });
+    for (let i = 0; i < 3; i++) {
+      expect(matchesSelect(select, withSymbol('USDC'))).toBe(true);
+      expect(matchesSelect(select, withSymbol('wbtc'))).toBe(true);
+      expect(matchesSelect(select, withSymbol('WETH'))).toBe(false);
+      expect(matchesSelect(select, withSymbol('a/BTC'))).toBe(picomatch.isMatch('a/BTC', '*BTC', { nocase: true, dot: true }));
+    }
+  });
 });
