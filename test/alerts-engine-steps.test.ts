@@ -1,8 +1,9 @@
 /**
  * The engine's judging as steps (applyPollSteps, run by the poll's yielding transaction, issue 14 B9): where it may
- * pause — between slices of 10 readings a rule judges, every 100 alerts it checks for absence — that run to the end at once it is
- * applyPoll, and that its duration counts its own time, not the pauses its runner took between steps. One pass over the
- * readings judges them in tiles of 64, each tile by every rule in turn, then each rule's alerts for absence.
+ * pause — after every 100 units of work: a verdict is one, a verdict that steps an alert 11, an alert looked at for
+ * absence one — that run to the end at once it is applyPoll, and that its duration counts its own time, not the pauses
+ * its runner took between steps. One pass over the readings judges them in tiles of 64, each tile by every rule in
+ * turn, then each rule's alerts for absence.
  */
 import { afterEach, expect, it } from 'vitest';
 import { engineFor, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
@@ -15,15 +16,16 @@ const hot = (n: number, at: number) => Array.from({ length: n }, (_, i) => marke
 const util = rule({ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.9 });
 
 
-it('pauses between slices of 100 verdicts (10 where each steps an alert) and every 100 alerts it looks at for absence, and ends where applyPoll ends', () => {
+it('pauses after every 100 units of work, judging (a verdict 1, a verdict that steps an alert 11) and absence (an alert 1) counted as one, and ends where applyPoll ends', () => {
   const stepped = engineFor(tempStore(dirs), [util]);
   const atOnce = engineFor(tempStore(dirs), [util]);
 
-  // 150 markets, all breaching: 150 verdicts, each stepping an alert, in slices of 10, a pause between two slices (14);
-  // then the rule's 150 alerts looked at for absence, a pause at the 100th (1).
+  // 150 markets, all breaching: 150 verdicts, each stepping an alert (11 units), in slices of 10, a pause between two
+  // slices (14); the last slice's 110 units are counted on: the rule's 150 alerts looked at for absence pause at the
+  // 1st and the 101st (2).
   const first = outcome('markets', 'metrics', hot(150, T0), T0);
   const a = countPauses(stepped.applyPollSteps(first, T0));
-  expect(a.pauses).toBe(15);
+  expect(a.pauses).toBe(16);
   expect(a.value.events).toHaveLength(150);
   expect(a.value.events).toEqual(atOnce.applyPoll(first, T0).events);
 
@@ -43,7 +45,7 @@ it('judges the readings in tiles of 64, each by every rule in turn, counting wor
 
   // 150 markets breaching both rules: 300 verdicts that step an alert each (11 work units of a step's 100), so a pause
   // every 10 of them wherever a tile or a rule ends (29: the work is counted on across both). Then the 300 alerts
-  // looked at for absence, a pause at the 100th, 200th and 300th (3).
+  // looked at for absence, counted on from the last slice's 110 units: a pause at the 1st, 101st and 201st (3).
   const first = outcome('markets', 'metrics', both(150, T0), T0);
   const a = countPauses(stepped.applyPollSteps(first, T0));
   expect(a.pauses).toBe(32);
@@ -70,8 +72,9 @@ it("counts its own time in durationMs, not the pauses its runner takes between s
     r = steps.next();
   }
   const wall = performance.now() - started;
-  expect(pauses).toBe(2);
-  expect(wall).toBeGreaterThanOrEqual(2 * PAUSE_MS - 5);
+  // 30 verdicts that step an alert: slices of 10 (2 pauses), then the first alert looked at for absence (1).
+  expect(pauses).toBe(3);
+  expect(wall).toBeGreaterThanOrEqual(3 * PAUSE_MS - 5);
   // Its own work on 30 readings is a few milliseconds; with the pauses counted it would be over 500.
   expect(r.value.durationMs).toBeGreaterThan(0);
   expect(r.value.durationMs).toBeLessThan(PAUSE_MS);

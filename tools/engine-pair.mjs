@@ -6,7 +6,7 @@
 //   node tools/engine-pair.mjs /tmp/before dist 60 incident      # or calm; POS=1 for the positions poll;
 //                                                                # RULES=starter for the shipped rules (src/bench/config.ts)
 //
-// The polls are rules.seven(.incident) / rules.positions(.incident)'s (src/bench/rules.ts): each side gets its own copy
+// The polls are rules.seven(.incident) / rules.positions(.incident)'s (src/bench/rules.ts, from this checkout's dist): each side gets its own copy
 // of every poll's readings, so neither finds the other's in the CPU's cache.
 import { join, resolve } from 'node:path';
 
@@ -21,22 +21,10 @@ const current = await ctx.readings(marketsPoll);
 const positions = await ctx.readings(positionsPoll);
 const at = Math.max(...current.map((r) => r.at));
 
-// As src/bench/rules.ts's marketsIncident / positionsIncident and pollAt.
-const inc = (r, k, i) =>
-  i % 20 === 0 ? { fields: { ...r.fields, utilization: 0.97 + 0.001 * ((k + i) % 5), borrow_apy: 0.3 + 0.001 * ((k + 3 * i) % 5) } } : undefined;
-const pinc = (r, k, i) =>
-  i % 20 === 0 ? { fields: { ...r.fields, verified: false, value_usd: 1_000_000 + 250 * k }, labels: { ...r.labels, verified: 'false' } } : undefined;
-const incident = scen === 'incident' ? (POS ? pinc : inc) : undefined;
-function pollAt(base, k) {
-  const dt = k * 1000;
-  return base.map((r, i) => {
-    const c = incident?.(r, k, i);
-    const fields = c?.fields ?? { ...r.fields };
-    if (typeof fields.timestamp === 'number') fields.timestamp += dt;
-    if (typeof fields.block === 'number') fields.block += k;
-    return c?.labels ? { ...r, at: r.at + dt, fields, labels: c.labels } : { ...r, at: r.at + dt, fields };
-  });
-}
+// The bench's own polls (src/bench/rules.ts), from this checkout's build (either side may be older than them).
+const { marketsIncident, positionsIncident, pollAt: benchPollAt } = await import(new URL('../dist/bench/rules.js', import.meta.url).href);
+const incident = scen === 'incident' ? (POS ? positionsIncident : marketsIncident) : undefined;
+const pollAt = (base, k) => benchPollAt(base, k, incident);
 
 async function side(D, tag) {
   const { shifted } = await import(join(D, 'bench/store.js'));

@@ -461,10 +461,13 @@ export class AlertEngine {
 
     const rejected = new Set(outcome.rejected.map((r) => r.entity).filter((e): e is string => e !== undefined));
     let lastSeen: Set<string> | undefined;
-    let visited = 0;
     for (const { c, mine, judged } of scopes) {
       for (const t of mine.values()) {
-        if (++visited % ROWS_PER_STEP === 0) yield;
+        // An alert looked at is a unit of work too, counted on from the judging's.
+        if (++step.work >= ROWS_PER_STEP) {
+          yield;
+          step.work = 0;
+        }
         if (!isActive(t.alert) || rejected.has(t.alert.entity) || judged.has(t.alert.entity)) continue;
         // Fed by this poll: its last judged reading carried the poll's label (the poll runner sets it), or the store
         // still says this poll last saw the entity. The label matters live: the runner forgets the `latest` rows of

@@ -59,6 +59,8 @@ class Spans implements Span {
 
   /** Keeps the spans `keep` holds to, in their order; false when none is left. */
   retain(keep: (s: Span) => boolean): boolean {
+    // Most syncs keep every span of most entities: nothing to copy then.
+    if (keep(this) && (this.rest === undefined || this.rest.every(keep))) return true;
     const kept = [...(this.rest ?? []), { lo: this.lo, hi: this.hi, reading: this.reading }].filter(keep);
     const newest = kept.pop();
     if (!newest) return false;
@@ -69,8 +71,11 @@ class Spans implements Span {
     return true;
   }
 
-  spans(): Span[] {
-    return [...(this.rest ?? []), this];
+  /** The latest end among the spans. */
+  maxHi(): number {
+    let hi = this.hi;
+    if (this.rest) for (const s of this.rest) if (s.hi > hi) hi = s.hi;
+    return hi;
   }
 }
 
@@ -115,7 +120,7 @@ export class HistoryMemo implements HistoryView {
     for (const [kind, ofKind] of this.spans) {
       // A row at or after the end of every span of its kind changes none: only the others are read.
       let end = -Infinity;
-      for (const spans of ofKind.values()) for (const s of spans.spans()) end = Math.max(end, s.hi);
+      for (const spans of ofKind.values()) end = Math.max(end, spans.maxHi());
       for (const row of this.changes.since(marker, kind as ReadingKind, end)) {
         const spans = ofKind.get(row.entity);
         if (!spans) continue;

@@ -64,27 +64,27 @@ function bareUnverified(readings: readonly Reading[]): number {
  * What an incident does to one reading in poll `k` (`i`: the reading's index in the poll): its new fields, and its new
  * labels where a field it changes is also a label; undefined: not one of its entities.
  */
-type Incident = (reading: Readonly<Reading>, k: number, i: number) => { fields: Record<string, unknown>; labels?: Record<string, string> } | undefined;
+export type Incident = (reading: Readonly<Reading>, k: number, i: number) => { fields: Record<string, unknown>; labels?: Record<string, string> } | undefined;
 
 /**
  * One market in 20 with utilization about 97% and borrow APY about 30%: an incident across 500 markets. The values
  * move a little from poll to poll (utilization 97.0–97.4%, borrow APY 30.0–30.4%), as they do in a real incident.
  */
-const marketsIncident: Incident = (r, k, i) =>
+export const marketsIncident: Incident = (r, k, i) =>
   i % 20 === 0 ? { fields: { ...r.fields, utilization: 0.97 + 0.001 * ((k + i) % 5), borrow_apy: 0.3 + 0.001 * ((k + 3 * i) % 5) } } : undefined;
 
 /**
  * One position in 20 unverified and worth about $1M (a little more each poll): an incident across 2,500 positions. Its
  * `verified` label says so too, as the client's reading of such a position does (src/source/parse/lists.ts).
  */
-const positionsIncident: Incident = (r, k, i) =>
+export const positionsIncident: Incident = (r, k, i) =>
   i % 20 === 0 ? { fields: { ...r.fields, verified: false, value_usd: 1_000_000 + 250 * k }, labels: { ...r.labels, verified: 'false' } } : undefined;
 
 /**
  * The service's answer `k` polls after the captured one, a second apart: every reading's time, timestamp and block
  * moved on (so nothing an alert holds stays the same from one poll to the next, as live), the incident's values applied.
  */
-function pollAt(base: readonly Reading[], k: number, incident: Incident | undefined): Reading[] {
+export function pollAt(base: readonly Reading[], k: number, incident: Incident | undefined): Reading[] {
   const dt = k * 1_000;
   return base.map((r, i) => {
     const changed = incident?.(r, k, i);

@@ -17,7 +17,7 @@ type Matcher = (text: string) => boolean;
 const patternCache = new Map<string, Matcher>();
 const selectCache = new WeakMap<Select, Array<[string, Matcher]>>();
 
-/** Distinct texts a select key remembers its answer for; a key that sees more (ids, not symbols) stops remembering. */
+/** Distinct texts a select key remembers its answer for; texts past them (ids, not symbols) are tested each time. */
 export const SELECT_MEMO_LIMIT = 256;
 
 /** A pattern with no glob syntax in it (a symbol, a chain, an address). */
@@ -43,22 +43,21 @@ function matcher(pattern: string): Matcher {
 /**
  * Whether a text matches any of `matchers`, remembered per text: a key's values repeat from reading to reading (a
  * handful of chains and symbols across 10,000 markets), and a list of eleven symbols was eleven tests for most
- * readings (the starter rules: ~9 ms of a calm poll's ~30 in the select tests, issue 14, B1). Up to
- * {@link SELECT_MEMO_LIMIT} texts; a key that sees more tests every text from then on and keeps nothing.
+ * readings (the shipped rules: ~27 ms of a calm poll's ~55 on a slow VM, issue 14, B1). The first
+ * {@link SELECT_MEMO_LIMIT} texts a key sees are remembered; any other is tested each time it comes (a glob over
+ * market ids), and the remembered ones stay.
  */
 export function anyOf(matchers: ReadonlyArray<(text: string) => boolean>): (text: string) => boolean {
   const test = (text: string): boolean => {
     for (const m of matchers) if (m(text)) return true;
     return false;
   };
-  let memo: Map<string, boolean> | undefined = new Map();
+  const memo = new Map<string, boolean>();
   return (text) => {
-    if (memo === undefined) return test(text);
     let r = memo.get(text);
     if (r === undefined) {
       r = test(text);
       if (memo.size < SELECT_MEMO_LIMIT) memo.set(text, r);
-      else memo = undefined;
     }
     return r;
   };
