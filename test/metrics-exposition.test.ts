@@ -182,7 +182,7 @@ describe("the market families' bytes, written again in place", () => {
     const markets = (v: number) => Array.from({ length: 40_000 }, (_, i) => market(`m${i}`, { utilization: v, borrow_apy: v }));
     m.setReadings('markets', markets(0.25), NOW);
     // The table as a poll leaves it before its own render: changed, the families' text older than it.
-    const table = (utilization(m) as unknown as { table: MarketTable }).table;
+    const table = utilization(m).table;
     table.replace('markets', Array.from({ length: 40_000 }, (_, i) => row(`m${i}`, 0.5)));
     let turns = 0;
     let landed = false;

@@ -67,7 +67,8 @@ export class MarketFamily {
     readonly name: string,
     readonly help: string,
     private readonly index: number,
-    private readonly table: MarketTable,
+    /** The table the family renders a column of (a test changes it as a poll would, between a poll's steps). */
+    readonly table: MarketTable,
   ) {}
 
   /** prom-client's metric interface: the samples as objects (slow path, for registry.metrics()). */
