@@ -31,8 +31,9 @@ VOLUME ["/var/lib/lookout"]
 # glibc's malloc keeps an arena per thread that allocates (up to 8 per core), each holding the memory it freed: at
 # SPEC §8 scale two arenas keep ~15 MB less than the default (docs/performance.md, "B6: glibc's arenas"). Blocks of
 # 32 KB and more (likely V8's zone segments, 32 KB at most) that no free arena memory holds are mapped on their own
-# and given back when freed, where glibc's default (128 KB) kept them in the arenas: a 200-market watch 106-109 MB in six runs instead of 111-145 in ten,
-# §8 scale 204-219 MB after 500 cycles (three runs) instead of 240 (docs/performance.md, "B6/B6s: malloc's mmap threshold").
+# and given back when freed, where glibc's default (128 KB) kept them in the arenas: a 200-market watch 106-109 MB in
+# six runs instead of 111-145 in ten, §8 scale 204-219 MB after 500 cycles (three runs) instead of 240
+# (docs/performance.md, "B6/B6s: malloc's mmap threshold").
 ENV LOOKOUT_LISTEN=0.0.0.0:9464 LOOKOUT_DB=/var/lib/lookout/lookout.db MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
 EXPOSE 9464
 # The probe asks /healthz where LOOKOUT_LISTEN says lookout listens (a wildcard host means loopback; 9464 when unset),

@@ -15,30 +15,29 @@ export const RECOMMENDED_MALLOC: Readonly<Record<MallocKey, string>> = { MALLOC_
 
 type MallocKey = 'MALLOC_ARENA_MAX' | 'MALLOC_MMAP_THRESHOLD_';
 
+/** The settings' variable names, in {@link RECOMMENDED_MALLOC}'s order. */
+export const MALLOC_KEYS = Object.keys(RECOMMENDED_MALLOC) as readonly MallocKey[];
+
 /** The `GLIBC_TUNABLES` name of each setting. */
 const TUNABLE: Readonly<Record<MallocKey, string>> = { MALLOC_ARENA_MAX: 'glibc.malloc.arena_max', MALLOC_MMAP_THRESHOLD_: 'glibc.malloc.mmap_threshold' };
 
-/** A setting as an environment gives it to glibc: its value, and how it is said (`KEY=value`, or the tunable's name). */
-export interface MallocSetting {
-  value: string;
-  text: string;
-}
-
-/** How `env` sets `key` for glibc, if it does: the tunable in `GLIBC_TUNABLES` (`name=value:…`, the last one) first, then the variable. */
-export function mallocSetting(env: NodeJS.ProcessEnv, key: MallocKey): MallocSetting | undefined {
+/**
+ * How `env` sets `key` for glibc, if it does, as said in a log or a note: the tunable in `GLIBC_TUNABLES`
+ * (`name=value:…`, the last one; `glibc.malloc.arena_max=2 (GLIBC_TUNABLES)`) first, then the variable (`KEY=value`).
+ */
+export function mallocSetting(env: NodeJS.ProcessEnv, key: MallocKey): string | undefined {
   let tuned: string | undefined;
   for (const part of (env.GLIBC_TUNABLES ?? '').split(':')) {
     const eq = part.indexOf('=');
     if (eq > 0 && part.slice(0, eq) === TUNABLE[key]) tuned = part.slice(eq + 1);
   }
-  if (tuned !== undefined) return { value: tuned, text: `${TUNABLE[key]}=${tuned} (GLIBC_TUNABLES)` };
+  if (tuned !== undefined) return `${TUNABLE[key]}=${tuned} (GLIBC_TUNABLES)`;
   const v = env[key];
-  return v === undefined ? undefined : { value: v, text: `${key}=${v}` };
+  return v === undefined ? undefined : `${key}=${v}`;
 }
 
 /** The recommended settings as `env` has them for glibc: `KEY=value`, the tunable, or `KEY not set (glibc: N recommended)`. */
 export function mallocSettings(env: NodeJS.ProcessEnv = process.env): string {
-  return (Object.keys(RECOMMENDED_MALLOC) as MallocKey[])
-    .map((k) => mallocSetting(env, k)?.text ?? `${k} not set (glibc: ${RECOMMENDED_MALLOC[k]} recommended)`)
+  return MALLOC_KEYS.map((k) => mallocSetting(env, k) ?? `${k} not set (glibc: ${RECOMMENDED_MALLOC[k]} recommended)`)
     .join(', ');
 }

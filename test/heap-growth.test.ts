@@ -185,8 +185,9 @@ describe('lookout run', () => {
     const sim = await startSim({ scenario: 'calm' });
     const dir = dirs.make();
     const file = writeConfig(join(dir, 'lookout.yaml'), { sim, db: join(dir, 'lookout.db') });
-    // One of glibc's malloc settings given (not the recommended value), the other not: the line says what this process got, and what it lacks.
-    const { daemon, url } = await DaemonProcess.start(file, { MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: undefined });
+    // One of glibc's malloc settings given (not the recommended value), the other not, no tunables: the line says what
+    // this process got, and what it lacks.
+    const { daemon, url } = await DaemonProcess.start(file, { MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: undefined, GLIBC_TUNABLES: undefined });
     const line = daemon.logs().find((l) => l.msg === 'heap_settings') as { heap_growth?: unknown; young_generation?: unknown; malloc?: unknown } | undefined;
     expect(line?.heap_growth, daemon.diag()).toBe('--heap-growing-percent=50');
     expect(line?.young_generation, daemon.diag()).toBe(`semi-spaces up to ${YOUNG_SEMI_SPACE_CAP_MB} MB`);

@@ -7,7 +7,9 @@
 //                                                                # RULES=starter for the shipped rules (src/bench/config.ts)
 //
 // The polls are rules.seven(.incident) / rules.positions(.incident)'s (src/bench/rules.ts, from this checkout's dist): each side gets its own copy
-// of every poll's readings, so neither finds the other's in the CPU's cache.
+// of every poll's readings, so neither finds the other's in the CPU's cache. Each side is set up here from modules every
+// build since schema 14 has (openStore, AlertEngine, loadBenchConfig), not from the bench's fixture: a side may be an
+// older build, and each needs a store of its own.
 import { join, resolve } from 'node:path';
 
 const [DA, DB] = [resolve(process.argv[2] ?? 'dist'), resolve(process.argv[3] ?? 'dist')];

@@ -483,9 +483,10 @@ export class AlertEngine {
 
   /**
    * Judges readings from `from` up to `end` with one rule (a slice of {@link judge}'s pass) until a step's worth of
-   * work is done (counted in `step` across slices): {@link ROWS_PER_STEP} readings, or {@link HEAVY_ROWS_PER_STEP}
-   * alerts stepped and written (a plain verdict is ~0.3 µs, an alert ~15 µs: a pause point every 10 readings cost more
-   * than the verdicts of a calm poll). Returns where the next slice starts.
+   * work is done, counted in `step` across slices, tiles and rules: {@link ROWS_PER_STEP} units, a reading one and an
+   * alert stepped and written {@link ROWS_PER_STEP}/{@link HEAVY_ROWS_PER_STEP} more (a plain verdict is ~0.3 µs, an
+   * alert ~15 µs: a pause point every 10 readings cost more than the verdicts of a calm poll). Returns where the next
+   * slice starts.
    */
   private judgeSlice(s: JudgeScope, readings: readonly Reading[], from: number, end: number, step: { work: number }): number {
     const c = s.c;

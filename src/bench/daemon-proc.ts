@@ -2,7 +2,7 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { mallocSetting, RECOMMENDED_MALLOC } from '../malloc-env.js';
+import { MALLOC_KEYS, mallocSetting, RECOMMENDED_MALLOC } from '../malloc-env.js';
 import { requester, type IpcReply } from './ipc.js';
 import type { DaemonChildInput, DaemonMemory, NotifyState } from './daemon-child.js';
 import type { PollLine } from './poll-log.js';
@@ -35,13 +35,11 @@ export function deployedEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-const MALLOC_KEYS = Object.keys(RECOMMENDED_MALLOC) as (keyof typeof RECOMMENDED_MALLOC)[];
-
 /** What a bench note says of the daemon children's malloc settings: each the image's, or the bench environment's own. */
 export function mallocNote(): string {
   return MALLOC_KEYS.map((k) => {
     const own = mallocSetting(process.env, k);
-    return own ? `${own.text} from the bench's environment (the image sets ${RECOMMENDED_MALLOC[k]})` : `${k}=${RECOMMENDED_MALLOC[k]} as the image sets it`;
+    return own ? `${own} from the bench's environment (the image sets ${RECOMMENDED_MALLOC[k]})` : `${k}=${RECOMMENDED_MALLOC[k]} as the image sets it`;
   }).join(', ');
 }
 

@@ -47,7 +47,7 @@ function matcher(pattern: string): Matcher {
  * {@link SELECT_MEMO_LIMIT} texts a key sees are remembered; any other is tested each time it comes (a glob over
  * market ids), and the remembered ones stay.
  */
-export function anyOf(matchers: ReadonlyArray<(text: string) => boolean>): (text: string) => boolean {
+export function anyOf(matchers: readonly Matcher[]): Matcher {
   const test = (text: string): boolean => {
     for (const m of matchers) if (m(text)) return true;
     return false;
