@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hashedDictionary } from '../src/store/dictionary.js';
+import { hashedDictionary, pairIds } from '../src/store/dictionary.js';
 import { tempDirs } from './store-helpers.js';
 
 const dirs = tempDirs();
@@ -64,6 +64,37 @@ describe('hashedDictionary', () => {
       expect(dict.idOfCached('cache key 2', key('new shape'), (k) => JSON.stringify(k))).toBe(2);
       expect(dict.find('new shape')).toBe(2);
       expect(db.prepare('SELECT count(*) FROM shapes').pluck().get()).toBe(2);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('gives pairs of texts their ids by the first, then the second (no cache of its own in the dictionary), and drops them all on forget', () => {
+    const db = openTable();
+    try {
+      const dict = hashedDictionary<{ kind: string; entity: string }>(db, 'shapes', (t) => JSON.parse(t) as { kind: string; entity: string }, { cacheIds: false });
+      const ids = pairIds(dict, (kind, entity) => `${kind}\u0000${entity}`, (kind, entity) => JSON.stringify({ kind, entity }));
+      const m = ids.idOf('market', 'x');
+      // The same name under another kind is another entity; the same pair is the same id, from the cache or the table.
+      const p = ids.idOf('position', 'x');
+      expect(p).not.toBe(m);
+      expect(ids.idOf('market', 'x')).toBe(m);
+      expect(ids.find('position', 'x')).toBe(p);
+      expect(ids.find('position', 'y')).toBeUndefined();
+      expect(dict.valueOf(p)).toEqual({ kind: 'position', entity: 'x' });
+      // Stored under the hash of the dictionary's key for the pair, as the entity table's rows always were.
+      expect(db.prepare('SELECT hash FROM shapes WHERE id = ?').pluck().get(p)).toBe(storedHash('position\u0000x'));
+      // An id allocated in a transaction that rolls back is gone from the table: forget drops it from the cache too, and
+      // the pair gets the table's next id, not the lost one.
+      db.exec('BEGIN');
+      const lost = ids.idOf('position', 'z');
+      db.exec('ROLLBACK');
+      ids.forget();
+      expect(ids.find('position', 'z')).toBeUndefined();
+      const again = ids.idOf('position', 'z');
+      expect(db.prepare('SELECT value FROM shapes WHERE id = ?').pluck().get(again)).toBe(JSON.stringify({ kind: 'position', entity: 'z' }));
+      expect(lost).toBe(again); // SQLite reuses the rowid the rollback freed: the cache must not hold it for another pair
+      expect(ids.idOf('market', 'x')).toBe(m);
     } finally {
       db.close();
     }

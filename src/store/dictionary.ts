@@ -32,7 +32,12 @@ const CACHE_LIMIT = 100_000;
  * its SHA-256 digest instead of the key itself: for long keys (a reading's shape, ~500 characters, one per
  * entity: 35 MB of heap at SPEC §8 scale) memory matters more than the digest each lookup then costs (~1.5 µs).
  */
-export function hashedDictionary<T>(db: Database.Database, table: string, decode: (text: string) => T, opts: { cacheByDigest?: boolean } = {}): Dictionary<T> {
+export function hashedDictionary<T>(
+  db: Database.Database,
+  table: string,
+  decode: (text: string) => T,
+  opts: { cacheByDigest?: boolean; /** False: ids are not cached here (the caller caches them its own way). */ cacheIds?: boolean } = {},
+): Dictionary<T> {
   const insert = db.prepare<[string, string]>(`INSERT OR IGNORE INTO ${table} (hash, value) VALUES (?, ?)`);
   const find = db.prepare<[string], { id: number }>(`SELECT id FROM ${table} WHERE hash = ?`);
   const get = db.prepare<[number], { value: string }>(`SELECT value FROM ${table} WHERE id = ?`);
@@ -44,7 +49,9 @@ export function hashedDictionary<T>(db: Database.Database, table: string, decode
   // cut from a 43, is a slice that keeps its 43-character parent alive: ~90 bytes an entry against 48.
   const digestOf = (key: string) => hash('sha256', key, 'binary'); // latin1: one byte a character
   const hashOfDigest = (digest: string) => Buffer.from(digest, 'binary').toString('base64url').slice(0, 22);
+  const cacheIds = opts.cacheIds !== false;
   const remember = (key: string, id: number) => {
+    if (!cacheIds) return id;
     if (ids.size >= CACHE_LIMIT) ids.clear();
     ids.set(key, id);
     return id;
@@ -94,6 +101,63 @@ export function hashedDictionary<T>(db: Database.Database, table: string, decode
     forget() {
       ids.clear();
       values.clear();
+    },
+  };
+}
+
+/** Ids of keys made of two texts (an entity's kind and name), the first from a small set. */
+export interface PairIds {
+  /** The id of (`a`, `b`), allocating one when it is new (a write: call inside the caller's transaction). */
+  idOf(a: string, b: string): number;
+  /** The id of (`a`, `b`) when it has one (no write). */
+  find(a: string, b: string): number | undefined;
+  /** Drops the cache (after a rollback). */
+  forget(): void;
+}
+
+/**
+ * A cache in front of `dict` (built with `cacheIds: false`) for keys made of two texts: by the first, then by the
+ * second as it came. A save looks up every reading's entity; the key text (`kind`, a separator and the name) built
+ * for each, flattened and hashed to find it in one map, cost ~1.4 µs a reading, twice the lookup of the name alone
+ * (whose hash V8 computes once a string). `key` and `text` give the dictionary's key and stored value of a pair, for
+ * what the cache does not hold. At most {@link CACHE_LIMIT} pairs are kept, as in the dictionary.
+ */
+export function pairIds<T>(dict: Dictionary<T>, key: (a: string, b: string) => string, text: (a: string, b: string) => string): PairIds {
+  const byFirst = new Map<string, Map<string, number>>();
+  let size = 0;
+  const mapOf = (a: string) => {
+    let m = byFirst.get(a);
+    if (m === undefined) {
+      m = new Map();
+      byFirst.set(a, m);
+    }
+    return m;
+  };
+  const remember = (m: Map<string, number>, b: string, id: number) => {
+    if (size >= CACHE_LIMIT) {
+      for (const inner of byFirst.values()) inner.clear();
+      size = 0;
+    }
+    m.set(b, id);
+    size++;
+    return id;
+  };
+  return {
+    idOf(a, b) {
+      const m = mapOf(a);
+      return m.get(b) ?? remember(m, b, dict.idOf(key(a, b), () => text(a, b)));
+    },
+    find(a, b) {
+      const m = mapOf(a);
+      const cached = m.get(b);
+      if (cached !== undefined) return cached;
+      const id = dict.find(key(a, b));
+      return id === undefined ? undefined : remember(m, b, id);
+    },
+    forget() {
+      byFirst.clear();
+      size = 0;
+      dict.forget();
     },
   };
 }

@@ -27,7 +27,7 @@ import { createRawStore, type RawRow } from './raw-store.js';
 import { entryReader } from './raw-chunks.js';
 import { bucketOf, bucketStart, mergeBuckets, writeBucketValues, type Bucket } from './buckets.js';
 import { packReading, packValuesFrom, pickPlanOf, shapeText, unpackFields, unpackPlanned, writeMemoValues, Writer, type FieldPick, type PackedLayout, type PickPlan, type Shape } from './codec.js';
-import { hashedDictionary } from './dictionary.js';
+import { hashedDictionary, pairIds } from './dictionary.js';
 import { shapeKeyer } from './shape-key.js';
 import { StoreError } from './errors.js';
 import { HEAVY_ROWS_PER_STEP, ROWS_PER_STEP, runSync, type Steps } from '../yielding.js';
@@ -223,9 +223,9 @@ function sameValues(a: string, b: string): boolean {
 }
 
 /** The id tables history rows point to: entities, polls and reading shapes. */
-function historyDictionaries(db: Database.Database) {
+function historyDictionaries(db: Database.Database, opts: { cacheEntityIds?: boolean } = {}) {
   return {
-    entities: hashedDictionary<EntityKey>(db, 'history_entities', (t) => JSON.parse(t) as EntityKey),
+    entities: hashedDictionary<EntityKey>(db, 'history_entities', (t) => JSON.parse(t) as EntityKey, { cacheIds: opts.cacheEntityIds }),
     polls: hashedDictionary<string>(db, 'history_polls', (t) => JSON.parse(t) as string),
     shapes: hashedDictionary<Shape>(db, 'history_shapes', (t) => JSON.parse(t) as Shape, { cacheByDigest: true }),
   };
@@ -245,7 +245,9 @@ const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.fro
 
 /** Builds the readings repository over an open, migrated database; statements are prepared once here. */
 export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forget(): void } {
-  const { entities, polls, shapes } = historyDictionaries(db);
+  const { entities, polls, shapes } = historyDictionaries(db, { cacheEntityIds: false });
+  // Entity ids by kind, then name: no key text built per reading to find one (the dictionary caches none itself).
+  const entityIds = pairIds(entities, entityKey, (kind, entity) => JSON.stringify({ kind, entity }));
   const w = new Writer();
 
   const own = ownerUpsert(db);
@@ -474,6 +476,8 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   const lastBatch = new Map<string, Map<number, string>>();
   /** When each poll last saved (a count of saves), to tell whether another poll returned an entity since. */
   const savedAt = new Map<string, number>();
+  /** The kinds of reading each poll's last save held: another poll's batch is searched only for its own kinds. */
+  const batchKinds = new Map<string, Set<string>>();
   let saves = 0;
 
   /** savePoll as steps: pauses every {@link HEAVY_ROWS_PER_STEP} readings (run inside a transaction the caller holds). */
@@ -486,14 +490,18 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     const current = new Map<number, string>();
     // The polls that saved since this one last did: an entity one of them returned has another poll as its last.
     const since = savedAt.get(poll) ?? 0;
-    const others = [...lastBatch].filter(([p]) => p !== poll && (savedAt.get(p) ?? 0) > since).map(([, batch]) => batch);
+    const others = [...lastBatch].filter(([p]) => p !== poll && (savedAt.get(p) ?? 0) > since);
+    // Those of them that held readings of the kind at hand (a markets poll's batch holds no position), found again
+    // only when the kind changes from one reading to the next.
+    let othersKind: string | undefined;
+    let othersOfKind: Array<Map<number, string>> = [];
+    const kinds = new Set<string>();
     for (const r of readings) {
       if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
       if (!Number.isFinite(r.at)) {
         throw new StoreError('E_STORE_INVALID', `poll ${poll}: reading ${r.kind}/${r.entity} has a non-finite time (${r.at})`);
       }
-      const key = entityKey(r.kind, r.entity);
-      const entityId = entities.idOf(key, () => JSON.stringify({ kind: r.kind, entity: r.entity }));
+      const entityId = entityIds.idOf(r.kind, r.entity);
       const labels = r.labels ?? {};
       const fields = r.fields ?? {};
       const shapeId = shapeIdOf(labels, fields, r.unreadable);
@@ -506,7 +514,12 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       const seen = current.get(entityId);
       // Which poll returned the entity last is written only when it changes: an entity this poll did not return last
       // time (new, back, or unknown after a start), or one another poll returned since.
-      if (seen === undefined && (before?.has(entityId) !== true || others.some((batch) => batch.has(entityId)))) own.run(entityId, pollId);
+      if (r.kind !== othersKind) {
+        othersKind = r.kind;
+        othersOfKind = others.filter(([p]) => batchKinds.get(p)?.has(r.kind) === true).map(([, batch]) => batch);
+        kinds.add(r.kind);
+      }
+      if (seen === undefined && (last === undefined || othersOfKind.some((batch) => batch.has(entityId)))) own.run(entityId, pollId);
       if (seen === undefined || r.at >= timeOf(seen)) current.set(entityId, memo);
       // Packed only when stored (most readings of a positions poll are as the poll last returned them), and from the
       // memo's bytes where they are the row's.
@@ -517,6 +530,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       if (!current.has(id)) insertHistory.run(seenAt, id, now, pollId, VANISHED, EMPTY);
     }
     lastBatch.set(poll, current);
+    batchKinds.set(poll, kinds);
     savedAt.set(poll, ++saves);
     return { inserted, latest: current.size };
   }
@@ -533,7 +547,8 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     changes?.forget();
     lastBatch.clear();
     savedAt.clear();
-    entities.forget();
+    batchKinds.clear();
+    entityIds.forget();
     polls.forget();
     shapes.forget();
   };
@@ -588,7 +603,7 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
   }
 
   function entityId(kind: ReadingKind, entity: string): number | undefined {
-    return entities.find(entityKey(kind, entity));
+    return entityIds.find(kind, entity);
   }
 
   return {
