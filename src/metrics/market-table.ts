@@ -7,6 +7,7 @@
  */
 import type { Registry } from 'prom-client';
 import { nextTurn, ROWS_PER_STEP, runSync, runYielding, type Steps } from '../yielding.js';
+import { writeNumberText } from './number-text.js';
 
 /** How long a scrape waits for another's render of the same table before rendering itself ({@link MarketFamily.freshen}). */
 const RENDER_WAIT_MS = 2_000;
@@ -179,9 +180,7 @@ export class MarketFamily {
       if (++n % ROWS_PER_STEP === 0) yield;
       const v = e.values[i]!;
       if (Number.isNaN(v)) continue;
-      // The text format spells infinities +Inf and -Inf (as prom-client writes them); String() gives Infinity.
-      const text = v === Infinity ? '+Inf' : v === -Infinity ? '-Inf' : String(v);
-      const need = prefix.length + e.bytes.length + 1 + text.length;
+      const need = prefix.length + e.bytes.length + 1 + MAX_NUMBER_TEXT;
       if (at + need > out.length) {
         const grown = Buffer.allocUnsafe(Math.max(out.length * 2, at + need));
         grown.set(out.subarray(0, at), 0);
@@ -193,8 +192,13 @@ export class MarketFamily {
       out.set(e.bytes, at);
       at += e.bytes.length;
       out[at++] = 0x20;
-      // A number's text is ASCII, and short: a loop beats a call into the buffer's write.
-      for (let j = 0; j < text.length; j++) out[at++] = text.charCodeAt(j);
+      // The text format spells infinities +Inf and -Inf (as prom-client writes them); String() gives Infinity.
+      if (v === Infinity || v === -Infinity) {
+        out[at++] = v > 0 ? 0x2b : 0x2d;
+        out[at++] = 0x49; // I
+        out[at++] = 0x6e; // n
+        out[at++] = 0x66; // f
+      } else at = writeNumberText(out, at, v);
     }
     // The room left over (~10%, numbers' text being shorter than the longest) is kept with it: the next render
     // writes into the same bytes.
