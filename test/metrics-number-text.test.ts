@@ -36,7 +36,9 @@ describe('writeNumberText', () => {
         // A value of any magnitude around the fast path (1e-9 … 1e21), and one with 1–17 significant digits.
         yield u(4 * i) * 10 ** (Math.floor(u(4 * i + 1) * 31) - 9);
         const digits = 1 + Math.floor(u(4 * i + 2) * 17);
-        yield Math.round(u(4 * i + 3) * 10 ** digits) / 10 ** Math.floor(u(4 * i) * (digits + 3));
+        const short = Math.round(u(4 * i + 3) * 10 ** digits) / 10 ** Math.floor(u(4 * i) * (digits + 3));
+        yield short;
+        yield -short;
         bits[0] = hash32(7, i);
         bits[1] = hash32(8, i);
         if (Number.isFinite(f64[0])) yield f64[0]!;

@@ -95,6 +95,9 @@ describe('hashedDictionary', () => {
       expect(db.prepare('SELECT value FROM shapes WHERE id = ?').pluck().get(again)).toBe(JSON.stringify({ kind: 'position', entity: 'z' }));
       expect(lost).toBe(again); // SQLite reuses the rowid the rollback freed: the cache must not hold it for another pair
       expect(ids.idOf('market', 'x')).toBe(m);
+      // The dictionary itself caches no id (only the pairs do): a row gone from the table is gone for it at once.
+      db.prepare('DELETE FROM shapes WHERE id = ?').run(m);
+      expect(dict.find('market\u0000x')).toBeUndefined();
     } finally {
       db.close();
     }

@@ -51,6 +51,23 @@ describe('shape keys', () => {
     expect(Array.from({ length: 20 }, (_, i) => key(...reading(i, i + 100)))).toEqual(first);
   });
 
+  it('tells apart and keeps keys longer than its buffer starts with (it grows, for ASCII and for wide strings)', () => {
+    const key = shapeKeyer();
+    const long = 'x'.repeat(2_000);
+    const wide = '\u00e9'.repeat(600);
+    const parts: Parts[] = [
+      [{ a: `${long}1` }, { v: 1 }],
+      [{ a: `${long}2` }, { v: 1 }],
+      [{ a: `${wide}1` }, { w: `${long}` }],
+      [{ a: `${wide}2` }, { w: `${long}` }],
+    ];
+    const keys = parts.map((p) => key(...p));
+    expect(new Set(keys).size).toBe(4);
+    // Each again, after the buffer grew: the same key.
+    expect(parts.map((p) => key(...p))).toEqual(keys);
+    expect(key({ a: 'short' }, { v: 1 }, undefined)).not.toBe(keys[0]);
+  });
+
   it('has no key for labels that are not all strings (their text decides)', () => {
     const key = shapeKeyer();
     expect(key({ a: undefined as unknown as string }, { v: 1 }, undefined)).toBeUndefined();

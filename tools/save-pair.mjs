@@ -18,7 +18,7 @@ const { BenchContext, marketsPoll, positionsPoll } = await import(join(DA, 'benc
 const ctx = new BenchContext({ quick: false, emit: () => {}, note: () => {} });
 const base = await ctx.readings(POS ? positionsPoll : marketsPoll);
 const at = Math.max(...base.map((r) => r.at));
-const { shifted } = await import(new URL('../dist/bench/store.js', import.meta.url).href);
+const { shifted } = await import(join(DA, 'bench/store.js'));
 const text = (k) => JSON.stringify(POS ? base : shifted(base, k * 30_000));
 
 async function side(D, tag) {

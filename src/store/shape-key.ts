@@ -251,6 +251,8 @@ export function shapeKeyer(): ShapeKeyer {
     for (let i = 0; i < keys.length; i++) if (!dyn[i]) w.part(fields[keys[i]!]);
     if (unreadable && Object.keys(unreadable).length > 0) w.part(unreadable);
     else w.byte(TAG_NULL);
+    // Never the bytes of a shape's text, whose digest the dictionary caches ids under when a reading has no key
+    // (Dictionary.idOfCached): a text starts `{"labels"`, and byte 1 here is a tag, never `"`.
     return hash('sha256', w.bytes(), 'binary');
   };
   return Object.assign(key, { last });
