@@ -92,6 +92,43 @@ export class Writer {
     this.room(to - from);
     for (let i = from; i < to; i++) this.buf[this.n++] = s.charCodeAt(i);
   }
+  /**
+   * Appends a string's code units one byte each when every one is below 0x80 (true); else writes nothing and returns
+   * false (see {@link utf16le}).
+   */
+  ascii(s: string): boolean {
+    const n = s.length;
+    this.room(n);
+    const buf = this.buf;
+    let at = this.n;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) return false;
+      buf[at++] = c;
+    }
+    this.n = at;
+    return true;
+  }
+  /** Appends a string's code units two bytes each, little-endian (lone surrogates as they are). */
+  utf16le(s: string): void {
+    this.room(2 * s.length);
+    const buf = this.buf;
+    let at = this.n;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      buf[at++] = c & 0xff;
+      buf[at++] = c >>> 8;
+    }
+    this.n = at;
+  }
+  /** Drops what was written after the first `n` bytes. */
+  truncate(n: number): void {
+    this.n = Math.min(n, this.n);
+  }
+  /** What was written, as a view of the writer's buffer: valid until the next write. */
+  view(): Uint8Array {
+    return this.buf.subarray(0, this.n);
+  }
   /** What was written as a one-byte string (a compact key to compare and keep: no Buffer object per value); the writer starts over. */
   takeKey(): string {
     const out = this.buf.toString('latin1', 0, this.n);

@@ -7,7 +7,7 @@
  * The key is the SHA-256 digest of a shorter run of bytes that determines the shape all the same: the number of its
  * **layout** (the label keys, the field keys in order, which fields are packed — a handful per kind, recognised by
  * comparing keys, not by text) and, one after another, the label values, the fixed (non-packed) field values and the
- * unreadable map, each written by {@link KeyBytes.part} in a form that says where it ends (a string as a tag, its
+ * unreadable map, each written by {@link keyPart} in a form that says where it ends (a string as a tag, its
  * length and its code units: no JSON escaping, which was most of a market's key — its `market` object and
  * addresses). The bytes are written into one reused buffer and hashed as they are: no text per reading (a key text
  * of ~16 concatenated parts, flattened and encoded again by the hash, was ~6 µs a market reading, half of it the hash's
@@ -23,7 +23,7 @@
  * that costs a lookup in the database, never a wrong id.
  */
 import { hash } from 'node:crypto';
-import { isPacked, type PackedLayout } from './codec.js';
+import { isPacked, Writer, type PackedLayout } from './codec.js';
 
 interface Layout {
   no: number;
@@ -70,132 +70,70 @@ const isPlain = (v: object): boolean => {
   return proto === Object.prototype || proto === null;
 };
 
-/** The bytes of one key, written into a buffer reused from key to key (grown when a key needs more). */
-export class KeyBytes {
-  private buf = new Uint8Array(1024);
-  private view = new DataView(this.buf.buffer);
-  /** Bytes written since {@link reset}. */
-  length = 0;
+/** A string's part: its tag, its length in code units, its units (one byte each when all are ASCII, else two). */
+function stringPart(w: Writer, s: string): void {
+  const start = w.length;
+  w.byte(TAG_ASCII);
+  w.varint(s.length);
+  if (w.ascii(s)) return;
+  w.truncate(start);
+  w.byte(TAG_WIDE);
+  w.varint(s.length);
+  w.utf16le(s);
+}
 
-  reset(): void {
-    this.length = 0;
+/** A string, number, boolean, null or undefined's part; false (nothing written) for anything else. */
+function scalarPart(w: Writer, v: unknown): boolean {
+  switch (typeof v) {
+    case 'string':
+      stringPart(w, v);
+      return true;
+    case 'number':
+      w.byte(TAG_NUMBER);
+      w.f64(v);
+      return true;
+    case 'boolean':
+      w.byte(v ? TAG_TRUE : TAG_FALSE);
+      return true;
+    case 'undefined':
+      w.byte(TAG_UNDEFINED);
+      return true;
+    default:
+      if (v !== null) return false;
+      w.byte(TAG_NULL);
+      return true;
   }
+}
 
-  /** The bytes written, as a view of the buffer (valid until the next write). */
-  bytes(): Uint8Array {
-    return this.buf.subarray(0, this.length);
-  }
+/** Any value's part as its JSON text (undefined, which JSON leaves out, as its own tag). */
+function jsonPart(w: Writer, v: unknown): void {
+  const json = JSON.stringify(v) as string | undefined;
+  if (json === undefined) return w.byte(TAG_UNDEFINED);
+  w.byte(TAG_JSON);
+  stringPart(w, json);
+}
 
-  private room(n: number): void {
-    if (this.length + n <= this.buf.length) return;
-    const grown = new Uint8Array(Math.max(this.buf.length * 2, this.length + n));
-    grown.set(this.buf.subarray(0, this.length));
-    this.buf = grown;
-    this.view = new DataView(grown.buffer);
-  }
-
-  byte(b: number): void {
-    this.room(1);
-    this.buf[this.length++] = b;
-  }
-
-  varint(n: number): void {
-    this.room(5);
-    while (n >= 0x80) {
-      this.buf[this.length++] = (n & 0x7f) | 0x80;
-      n >>>= 7;
-    }
-    this.buf[this.length++] = n;
-  }
-
-  /** A string: its tag, its length in code units, its units (one byte each when all are ASCII, else two). */
-  string(s: string): void {
-    const n = s.length;
-    this.room(6 + 2 * n);
-    const start = this.length;
-    this.buf[this.length++] = TAG_ASCII;
-    this.varint(n);
-    const buf = this.buf;
-    let at = this.length;
-    for (let i = 0; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c >= 0x80) {
-        this.length = start;
-        return this.wide(s);
+/**
+ * A value's part, self-delimiting: a string by {@link stringPart}; a number as its float64; true, false, null,
+ * undefined as one tag; a plain object whose members are all of those as its keys and members in JSON's order
+ * (`Object.keys`) between two tags; anything else (arrays, nested objects, values with `toJSON`) as its JSON text.
+ */
+export function keyPart(w: Writer, v: unknown): void {
+  if (typeof v === 'object' && v !== null && isPlain(v)) {
+    const start = w.length;
+    const o = v as Record<string, unknown>;
+    w.byte(TAG_OBJECT);
+    for (const k of Object.keys(o)) {
+      stringPart(w, k);
+      if (!scalarPart(w, o[k])) {
+        w.truncate(start);
+        return jsonPart(w, v);
       }
-      buf[at++] = c;
     }
-    this.length = at;
+    w.byte(TAG_END);
+    return;
   }
-
-  private wide(s: string): void {
-    this.buf[this.length++] = TAG_WIDE;
-    this.varint(s.length);
-    const buf = this.buf;
-    let at = this.length;
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      buf[at++] = c & 0xff;
-      buf[at++] = c >>> 8;
-    }
-    this.length = at;
-  }
-
-  /**
-   * A value's part, self-delimiting: a string by {@link string}; a number as its float64; true, false, null,
-   * undefined as one tag; a plain object whose members are all of those as its keys and members in JSON's order
-   * (`Object.keys`) between two tags; anything else (arrays, nested objects, values with `toJSON`) as its JSON text.
-   */
-  part(v: unknown): void {
-    if (typeof v === 'object' && v !== null && isPlain(v)) {
-      const start = this.length;
-      const o = v as Record<string, unknown>;
-      this.byte(TAG_OBJECT);
-      for (const k of Object.keys(o)) {
-        this.string(k);
-        if (!this.scalar(o[k])) {
-          this.length = start;
-          return this.json(v);
-        }
-      }
-      this.byte(TAG_END);
-      return;
-    }
-    if (!this.scalar(v)) this.json(v);
-  }
-
-  /** A string, number, boolean, null or undefined's part; false (nothing written) for anything else. */
-  private scalar(v: unknown): boolean {
-    switch (typeof v) {
-      case 'string':
-        this.string(v);
-        return true;
-      case 'number':
-        this.room(9);
-        this.buf[this.length++] = TAG_NUMBER;
-        this.view.setFloat64(this.length, v, true);
-        this.length += 8;
-        return true;
-      case 'boolean':
-        this.byte(v ? TAG_TRUE : TAG_FALSE);
-        return true;
-      case 'undefined':
-        this.byte(TAG_UNDEFINED);
-        return true;
-      default:
-        if (v !== null) return false;
-        this.byte(TAG_NULL);
-        return true;
-    }
-  }
-
-  /** Any value's part as its JSON text (undefined, which JSON leaves out, as its own tag). */
-  private json(v: unknown): void {
-    const json = JSON.stringify(v) as string | undefined;
-    if (json === undefined) return this.byte(TAG_UNDEFINED);
-    this.byte(TAG_JSON);
-    this.string(json);
-  }
+  if (!scalarPart(w, v)) jsonPart(w, v);
 }
 
 /** Builds a keyer; its state is only the layouts it has seen. */
@@ -233,7 +171,8 @@ export function shapeKeyer(): ShapeKeyer {
     return l;
   }
 
-  const w = new KeyBytes();
+  // One writer for every key: its buffer is reused, the bytes hashed where they are.
+  const w = new Writer();
   const key = (labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined): string | undefined => {
     const keys = Object.keys(fields);
     // The fields' layout first: it is the save's to use whether or not the labels give a key.
@@ -241,19 +180,19 @@ export function shapeKeyer(): ShapeKeyer {
     for (let i = 0; i < keys.length; i++) dyn[i] = isPacked(fields[keys[i]!]);
     last.keys = keys;
     const labelKeys = Object.keys(labels);
-    w.reset();
+    w.truncate(0);
     w.varint(layoutOf(labelKeys, keys).no);
     for (let i = 0; i < labelKeys.length; i++) {
       const v = labels[labelKeys[i]!];
       if (typeof v !== 'string') return undefined;
-      w.string(v);
+      stringPart(w, v);
     }
-    for (let i = 0; i < keys.length; i++) if (!dyn[i]) w.part(fields[keys[i]!]);
-    if (unreadable && Object.keys(unreadable).length > 0) w.part(unreadable);
+    for (let i = 0; i < keys.length; i++) if (!dyn[i]) keyPart(w, fields[keys[i]!]);
+    if (unreadable && Object.keys(unreadable).length > 0) keyPart(w, unreadable);
     else w.byte(TAG_NULL);
     // Never the bytes of a shape's text, whose digest the dictionary caches ids under when a reading has no key
     // (Dictionary.idOfCached): a text starts `{"labels"`, and byte 1 here is a tag, never `"`.
-    return hash('sha256', w.bytes(), 'binary');
+    return hash('sha256', w.view(), 'binary');
   };
   return Object.assign(key, { last });
 }
