@@ -11,6 +11,7 @@
 // build since schema 14 has (openStore, AlertEngine, loadBenchConfig), not from the bench's fixture: a side may be an
 // older build, and each needs a store of its own.
 import { join, resolve } from 'node:path';
+import { pairLine, pairRuns } from './pairing.mjs';
 
 const [DA, DB] = [resolve(process.argv[2] ?? 'dist'), resolve(process.argv[3] ?? 'dist')];
 const N = Number(process.argv[4] ?? 60);
@@ -41,7 +42,7 @@ async function side(D, tag) {
   store.readings.savePoll('positions', positions, at);
   const cfg = loadBenchConfig({ baseUrl: 'http://127.0.0.1:9', catalogUrl: 'http://127.0.0.1:9', apiKey: 'k', dbPath: store.path, rules: process.env.RULES ?? 'seven' });
   const engine = new AlertEngine({ store, rules: cfg.rules.map((r) => r.rule), alerting: cfg.alerting, sourceDown: cfg.source_down, watchdog: cfg.watchdog, clock: systemClock, log: silentLogger });
-  return { store, engine, k: 0, ts: [] };
+  return { store, engine, k: 0 };
 }
 
 function one(s) {
@@ -55,15 +56,7 @@ function one(s) {
 
 const sides = [await side(DA, 'a'), await side(DB, 'b')];
 for (let i = 0; i < 4; i++) for (const s of sides) one(s);
-const ratios = [];
-for (let i = 0; i < N; i++) {
-  const t = [0, 0];
-  for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) t[j] = one(sides[j]);
-  sides[0].ts.push(t[0]);
-  sides[1].ts.push(t[1]);
-  ratios.push(t[1] / t[0]);
-}
-const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-console.log(`${scen}${POS ? ' positions' : ''}: A median ${med(sides[0].ts).toFixed(1)} ms, B median ${med(sides[1].ts).toFixed(1)} ms, paired B/A median ${med(ratios).toFixed(3)}`);
+const pair = await pairRuns(N, (j) => one(sides[j]));
+console.log(pairLine(`${scen}${POS ? ' positions' : ''}`, pair));
 for (const s of sides) s.store.close();
 await ctx.close();

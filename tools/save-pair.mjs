@@ -9,6 +9,7 @@
 // Each save gets its own copy of the poll's readings, made by JSON (outside the timing): fresh strings and objects,
 // as a poll's parse makes them, and neither side finds the other's in the CPU's cache.
 import { join, resolve } from 'node:path';
+import { pairLine, pairRuns } from './pairing.mjs';
 
 const [DA, DB] = [resolve(process.argv[2] ?? 'dist'), resolve(process.argv[3] ?? 'dist')];
 const N = Number(process.argv[4] ?? 40);
@@ -24,7 +25,7 @@ const text = (k) => JSON.stringify(POS ? base : shifted(base, k * 30_000));
 async function side(D, tag) {
   const { openStore } = await import(join(D, 'store/index.js'));
   const store = openStore(join(ctx.dir, `save-${tag}.db`));
-  return { store, k: 0, ts: [] };
+  return { store, k: 0 };
 }
 
 function one(s) {
@@ -37,23 +38,7 @@ function one(s) {
 
 const sides = [await side(DA, 'a'), await side(DB, 'b')];
 for (let i = 0; i < 3; i++) for (const s of sides) one(s);
-// PROF=file: a CPU profile of the timed saves (both sides) into file.
-const session = process.env.PROF ? new (await import('node:inspector/promises')).Session() : undefined;
-if (session) {
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-}
-const ratios = [];
-for (let i = 0; i < N; i++) {
-  const t = [0, 0];
-  for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) t[j] = one(sides[j]);
-  sides[0].ts.push(t[0]);
-  sides[1].ts.push(t[1]);
-  ratios.push(t[1] / t[0]);
-}
-if (session) (await import('node:fs')).writeFileSync(process.env.PROF, JSON.stringify((await session.post('Profiler.stop')).profile));
-const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-console.log(`${POS ? 'positions' : 'markets'}: A median ${med(sides[0].ts).toFixed(1)} ms, B median ${med(sides[1].ts).toFixed(1)} ms, paired B/A median ${med(ratios).toFixed(3)}`);
+const pair = await pairRuns(N, (j) => one(sides[j]));
+console.log(pairLine(POS ? 'positions' : 'markets', pair));
 for (const s of sides) s.store.close();
 await ctx.close();
