@@ -60,8 +60,12 @@ it('keeps checkpoints out of the commits and runs them in its own thread once th
   }
   let first: Record<string, unknown> | undefined;
   await until(() => (first = lines.find((l) => l.msg === 'wal_checkpoint')) !== undefined, 10_000);
-  // Not before the log held 1,000 pages, and SQLite copied them all back.
-  expect(Number(first!.log)).toBeGreaterThanOrEqual(1_000);
+  // Not before the log held 1,000 pages, and SQLite copied them all back. The worker looks at the log file's size, and
+  // a commit's frames are in the file before the commit is: when it looked during one (CI saw 954 = 9 commits of 106
+  // frames), the checkpoint copies the commits before it. So at most one commit short of 1,000 — never the 100–900 of
+  // a worker that ignored the size.
+  const commitFrames = 110;
+  expect(Number(first!.log)).toBeGreaterThan(1_000 - commitFrames);
   expect(first).toMatchObject({ busy: 0 });
   expect(Number(first!.checkpointed)).toBe(Number(first!.log));
   expect(lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
