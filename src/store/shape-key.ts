@@ -64,6 +64,7 @@ const TAG_NULL = 0x7a;
 const TAG_UNDEFINED = 0x75;
 const TAG_OBJECT = 0x6f; // o: (string part, scalar part) per member, then TAG_END
 const TAG_END = 0x7d;
+const TAG_LABEL = 0x6c; // l: varint i — a fixed text field whose value is the i-th label's (a position's wallet, chain, …)
 
 const isPlain = (v: object): boolean => {
   const proto = Object.getPrototypeOf(v) as unknown;
@@ -173,6 +174,7 @@ export function shapeKeyer(): ShapeKeyer {
 
   // One writer for every key: its buffer is reused, the bytes hashed where they are.
   const w = new Writer();
+  const labelValues: string[] = [];
   const key = (labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined): string | undefined => {
     const keys = Object.keys(fields);
     // The fields' layout first: it is the save's to use whether or not the labels give a key.
@@ -182,12 +184,24 @@ export function shapeKeyer(): ShapeKeyer {
     const labelKeys = Object.keys(labels);
     w.truncate(0);
     w.varint(layoutOf(labelKeys, keys).no);
+    labelValues.length = labelKeys.length;
     for (let i = 0; i < labelKeys.length; i++) {
       const v = labels[labelKeys[i]!];
       if (typeof v !== 'string') return undefined;
+      labelValues[i] = v;
       stringPart(w, v);
     }
-    for (let i = 0; i < keys.length; i++) if (!dyn[i]) keyPart(w, fields[keys[i]!]);
+    for (let i = 0; i < keys.length; i++) {
+      if (dyn[i]) continue;
+      const v = fields[keys[i]!];
+      // A text that is a label's value already in the key: that label's place, not the text again.
+      const j = typeof v === 'string' ? labelValues.indexOf(v) : -1;
+      if (j < 0) keyPart(w, v);
+      else {
+        w.byte(TAG_LABEL);
+        w.varint(j);
+      }
+    }
     if (unreadable && Object.keys(unreadable).length > 0) keyPart(w, unreadable);
     else w.byte(TAG_NULL);
     // Never the bytes of a shape's text, whose digest the dictionary caches ids under when a reading has no key
