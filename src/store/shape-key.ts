@@ -19,6 +19,8 @@
  *   the caller builds the shape's text instead);
  * - a string is written one byte a code unit when every unit is below 0x80, else two bytes a unit (UTF-16, lone
  *   surrogates and all): each form has its own tag, so no two strings share bytes.
+ * - a fixed text that is one of the reading's label values is written as that label's place (its tag and index): the
+ *   label's value is already in the key, so equal bytes still mean equal texts.
  * A shape has several keys only in the way the shape's text has several readings (e.g. an empty unreadable map);
  * that costs a lookup in the database, never a wrong id.
  */
@@ -119,7 +121,7 @@ function jsonPart(w: Writer, v: unknown): void {
  * undefined as one tag; a plain object whose members are all of those as its keys and members in JSON's order
  * (`Object.keys`) between two tags; anything else (arrays, nested objects, values with `toJSON`) as its JSON text.
  */
-export function keyPart(w: Writer, v: unknown): void {
+function keyPart(w: Writer, v: unknown): void {
   if (typeof v === 'object' && v !== null && isPlain(v)) {
     const start = w.length;
     const o = v as Record<string, unknown>;
