@@ -33,13 +33,20 @@ function two(s: string, i: number): number {
 }
 
 /**
- * The usual date-time, `YYYY-MM-DDTHH:MM:SS` with `Z`, `±HH:MM` or no zone, read without regexes (a markets poll
- * reads 40,000 times): Unix ms, or NaN for anything else (fractions, a day past the 28th, lower case, spaces…), which
+ * The usual date-time, `YYYY-MM-DDTHH:MM:SS`, optionally with milliseconds (`.sss`, three digits: what
+ * `Date.prototype.toISOString` writes), with `Z`, `±HH:MM` or no zone, read without regexes (a markets poll reads
+ * 40,000 times): Unix ms, or NaN for anything else (other fractions, a day past the 28th, lower case, spaces…), which
  * the general way reads. What it reads, Date.parse reads the same.
  */
 export function usualDateTime(s: string): number {
   const n = s.length;
-  if ((n !== 19 && n !== 20 && n !== 25) || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 /* T */) return NaN;
+  // With milliseconds (4 characters more) the zone starts at 23, else at 19.
+  const withMs = n === 23 || n === 24 || n === 29;
+  if (!withMs && n !== 19 && n !== 20 && n !== 25) return NaN;
+  const ms = withMs ? millisAt19(s) : 0;
+  if (ms !== ms) return NaN;
+  const z = withMs ? 23 : 19;
+  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 /* T */) return NaN;
   if (s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return NaN;
   const year = two(s, 0) * 100 + two(s, 2);
   const month = two(s, 5);
@@ -49,18 +56,33 @@ export function usualDateTime(s: string): number {
   const second = two(s, 17);
   // Every month has 28 days: later days are left to Date.parse, which knows which exist.
   if (!(year >= 1000 && month >= 1 && month <= 12 && day >= 1 && day <= 28 && hour <= 23 && minute <= 59 && second <= 59)) return NaN;
-  const utc = Date.UTC(year, month - 1, day, hour, minute, second);
-  if (n === 19) return utc;
-  if (n === 20) return s.charCodeAt(19) === 90 /* Z */ ? utc : NaN;
-  const sign = s.charCodeAt(19);
-  const oh = two(s, 20);
-  const om = two(s, 23);
-  if ((sign !== 43 && sign !== 45) || s.charCodeAt(22) !== 58 || !(oh <= 23 && om <= 59)) return NaN;
+  const utc = Date.UTC(year, month - 1, day, hour, minute, second) + ms;
+  if (n === z) return utc;
+  if (n === z + 1) return s.charCodeAt(z) === 90 /* Z */ ? utc : NaN;
+  const sign = s.charCodeAt(z);
+  const oh = two(s, z + 1);
+  const om = two(s, z + 4);
+  if ((sign !== 43 && sign !== 45) || s.charCodeAt(z + 3) !== 58 || !(oh <= 23 && om <= 59)) return NaN;
   return utc - (sign === 43 ? 1 : -1) * (oh * 60 + om) * 60_000;
 }
 
-/** The forms of {@link usualDateTime}'s times, by their length. */
-const USUAL_FORM: Record<number, string> = { 19: 'ISO-8601 without zone (read as UTC)', 20: 'ISO-8601 UTC', 25: 'ISO-8601 with offset' };
+/** The milliseconds of `.sss` at index 19 (three digits); NaN when that is not there. */
+function millisAt19(s: string): number {
+  if (s.charCodeAt(19) !== 46 /* . */) return NaN;
+  const a = s.charCodeAt(20) - 48;
+  const b = two(s, 21);
+  return a >= 0 && a <= 9 ? a * 100 + b : NaN;
+}
+
+/** The forms of {@link usualDateTime}'s times, by their length (with milliseconds: 4 more). */
+const USUAL_FORM: Record<number, string> = {
+  19: 'ISO-8601 without zone (read as UTC)',
+  20: 'ISO-8601 UTC',
+  25: 'ISO-8601 with offset',
+  23: 'ISO-8601 without zone (read as UTC)',
+  24: 'ISO-8601 UTC',
+  29: 'ISO-8601 with offset',
+};
 
 /** A time as Unix ms, into a slot. */
 export function leanTime(v: unknown, slot: ReadSlot): ReadCode {
