@@ -40,7 +40,16 @@ const MAX_ZIG = 2 ** 52;
 
 /** True for the values that go into the packed part: numbers, booleans, null, decimal integer strings. */
 export function isPacked(v: unknown): boolean {
-  return v === null || typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= 200 && DIGITS.test(v));
+  return v === null || typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= 200 && startsDigits(v) && DIGITS.test(v));
+}
+
+/**
+ * Whether a string can be {@link DIGITS}' at all by its first character (a digit or `-`): most strings a save tests
+ * are ids, addresses and names, told apart here without running the regex (a call each, five a position).
+ */
+function startsDigits(s: string): boolean {
+  const c = s.charCodeAt(0);
+  return c === 45 || (c >= 48 && c <= 57);
 }
 
 /** A growable byte buffer. */
