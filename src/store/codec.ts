@@ -442,6 +442,11 @@ export function shapeText(labels: Record<string, string>, fields: Record<string,
 export interface PackedLayout {
   keys: readonly string[];
   packed: readonly boolean[];
+  /**
+   * The reading's values in the order of `keys`, where the layout was made from the reading being written (the shape
+   * key's): taken from here, not loaded by a changing name per field (V8's generic lookup).
+   */
+  values?: readonly unknown[];
 }
 
 /** A reading's packed values (what {@link packReading} stores them as); `layout`, when given, says which fields they are. */
@@ -462,7 +467,7 @@ export function packValues(w: Writer, fields: Record<string, unknown>, at: numbe
  * notes where each one's bytes sit in the writer — `spans[2i]` to `spans[2i + 1]` for key i, −1 for one not written —
  * so that {@link packValuesFrom} can take them from the memo instead of encoding the values again.
  */
-export function writeMemoValues(w: Writer, fields: Record<string, unknown>, { keys, packed }: PackedLayout, leaveOut: ReadonlySet<string>, spans: number[]): void {
+export function writeMemoValues(w: Writer, fields: Record<string, unknown>, { keys, packed, values }: PackedLayout, leaveOut: ReadonlySet<string>, spans: number[]): void {
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
     if (!packed[i] || leaveOut.has(k)) {
@@ -470,7 +475,7 @@ export function writeMemoValues(w: Writer, fields: Record<string, unknown>, { ke
       continue;
     }
     spans[2 * i] = w.length;
-    writePacked(w, fields[k], 0);
+    writePacked(w, values ? values[i] : fields[k], 0);
     spans[2 * i + 1] = w.length;
   }
 }
@@ -481,10 +486,10 @@ export function writeMemoValues(w: Writer, fields: Record<string, unknown>, { ke
  * bytes depend on the base (a difference from one near it, {@link writeNumber}): those, and the values the memo
  * left out, are encoded here.
  */
-export function packValuesFrom(w: Writer, fields: Record<string, unknown>, at: number, { keys, packed }: PackedLayout, memo: string, spans: readonly number[]): Buffer {
+export function packValuesFrom(w: Writer, fields: Record<string, unknown>, at: number, { keys, packed, values }: PackedLayout, memo: string, spans: readonly number[]): Buffer {
   for (let i = 0; i < keys.length; i++) {
     if (!packed[i]) continue;
-    const v = fields[keys[i]!];
+    const v = values ? values[i] : fields[keys[i]!];
     const from = spans[2 * i]!;
     if (from < 0 || (typeof v === 'number' && Number.isInteger(v))) writePacked(w, v, at);
     else w.latin1(memo, from, spans[2 * i + 1]!);

@@ -145,7 +145,7 @@ export function shapeKeyer(): ShapeKeyer {
   const numbered = new Map<string, number>();
   let next = 0;
   const dyn: boolean[] = [];
-  const last = { keys: [] as string[], packed: dyn };
+  const last: { keys: string[]; packed: boolean[]; values: unknown[] } = { keys: [], packed: dyn, values: [] };
 
   function layoutOf(labelKeys: string[], keys: string[]): Layout {
     for (let i = 0; i < recent.length; i++) {
@@ -186,6 +186,7 @@ export function shapeKeyer(): ShapeKeyer {
     if (dyn.length !== keys.length) dyn.length = keys.length;
     for (let i = 0; i < keys.length; i++) dyn[i] = isPacked(values[i]);
     last.keys = keys;
+    last.values = values;
     const labelKeys = Object.keys(labels);
     const labelValues = Object.values(labels);
     w.truncate(0);
