@@ -76,6 +76,33 @@ describe('shape keys', () => {
     expect(key({ a: undefined as unknown as string }, { v: 1 }, undefined)).toBeUndefined();
     expect(key({ a: null as unknown as string }, { v: 1 }, undefined)).toBeUndefined();
   });
+
+  it('finds a text among this reading\'s labels only, never among an earlier reading\'s with more of them', () => {
+    // The keyer reuses its arrays from reading to reading: after a reading with two labels, the second label's value
+    // is still there, past this reading's one label. Taken for this reading's label, it would give the two readings
+    // below, of different shapes, one key.
+    const key = shapeKeyer();
+    key({ a: 'x', b: 'y' }, { w: 's' }, undefined);
+    const withY = key({ a: 'x' }, { w: 'y' }, undefined);
+    key({ a: 'x', b: 'z' }, { w: 's' }, undefined);
+    const withZ = key({ a: 'x' }, { w: 'z' }, undefined);
+    expect(withY).not.toBe(withZ);
+    // And the same reading keyed again after one with no label left over gets its key again.
+    key({ a: 'q' }, { w: 's' }, undefined);
+    expect(key({ a: 'x' }, { w: 'y' }, undefined)).toBe(withY);
+  });
+
+  it('keys a reading by its own members, not ones its prototype chain shows (a polluted Object.prototype)', () => {
+    const key = shapeKeyer();
+    const clean = key({ a: 'x' }, { w: 's', v: 1 }, undefined);
+    Object.defineProperty(Object.prototype, 'polluted', { value: 'p', enumerable: true, configurable: true, writable: true });
+    try {
+      expect(key({ a: 'x' }, { w: 's', v: 1 }, undefined)).toBe(clean);
+      expect(key.last.keys).toEqual(['w', 'v']);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+  });
 });
 
 describe('shape keys over random readings', () => {

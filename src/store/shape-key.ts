@@ -39,12 +39,6 @@ const RECENT = 8;
 /** Layout texts remembered for their numbers; past that they are forgotten (a layout seen again gets a new number). */
 const NUMBERED_LIMIT = 10_000;
 
-const sameKeys = (a: readonly string[], b: readonly string[]) => {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-};
-
 /** A reading's shape key (undefined when its labels are not all strings), and the layout of its fields. */
 export interface ShapeKeyer {
   (labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined): string | undefined;
@@ -126,7 +120,9 @@ function keyPart(w: Writer, v: unknown): void {
     const start = w.length;
     const o = v as Record<string, unknown>;
     w.byte(TAG_OBJECT);
-    for (const k of Object.keys(o)) {
+    // for…in with an own-member test: Object.keys' order without an array of them per object.
+    for (const k in o) {
+      if (!Object.hasOwn(o, k)) continue;
       stringPart(w, k);
       if (!scalarPart(w, o[k])) {
         w.truncate(start);
@@ -139,68 +135,97 @@ function keyPart(w: Writer, v: unknown): void {
   if (!scalarPart(w, v)) jsonPart(w, v);
 }
 
-/** Builds a keyer; its state is only the layouts it has seen. */
+/** Builds a keyer; its state is only the layouts it has seen, and its scratch. */
 export function shapeKeyer(): ShapeKeyer {
   const recent: Layout[] = [];
   const numbered = new Map<string, number>();
   let next = 0;
+  // The reading being keyed, in scratch arrays every call reuses (an array of keys and one of values per reading and
+  // object was ~860 bytes of garbage a market reading): its field keys, values and which are packed, its label keys
+  // and values. Only the first `nKeys` and `nLabels` are this reading's: every loop stops there.
+  const keys: string[] = [];
+  const values: unknown[] = [];
   const dyn: boolean[] = [];
-  const last: { keys: string[]; packed: boolean[]; values: unknown[] } = { keys: [], packed: dyn, values: [] };
+  const labelKeys: string[] = [];
+  const labelValues: unknown[] = [];
+  let nKeys = 0;
+  let nLabels = 0;
+  const last: { keys: readonly string[]; packed: boolean[]; values: unknown[] } = { keys: [], packed: dyn, values };
 
-  function layoutOf(labelKeys: string[], keys: string[]): Layout {
+  /** Whether `l` is the layout of the reading in the scratch. */
+  function matches(l: Layout): boolean {
+    if (l.keys.length !== nKeys || l.labelKeys.length !== nLabels) return false;
+    for (let i = 0; i < nKeys; i++) if (l.keys[i] !== keys[i] || l.dyn[i] !== dyn[i]) return false;
+    for (let i = 0; i < nLabels; i++) if (l.labelKeys[i] !== labelKeys[i]) return false;
+    return true;
+  }
+
+  function layoutOf(): Layout {
     for (let i = 0; i < recent.length; i++) {
       const l = recent[i]!;
-      if (!sameKeys(l.labelKeys, labelKeys) || !sameKeys(l.keys, keys)) continue;
-      let same = true;
-      for (let j = 0; j < dyn.length && same; j++) same = l.dyn[j] === dyn[j];
-      if (!same) continue;
+      if (!matches(l)) continue;
       if (i > 0) {
         recent.splice(i, 1);
         recent.unshift(l);
       }
       return l;
     }
-    const copy = dyn.slice(0, keys.length);
-    const text = JSON.stringify([labelKeys, keys, copy]);
+    const l: Layout = { no: 0, labelKeys: labelKeys.slice(0, nLabels), keys: keys.slice(0, nKeys), dyn: dyn.slice(0, nKeys) };
+    const text = JSON.stringify([l.labelKeys, l.keys, l.dyn]);
     let no = numbered.get(text);
     if (no === undefined) {
       if (numbered.size >= NUMBERED_LIMIT) numbered.clear();
       no = next++;
       numbered.set(text, no);
     }
-    const l: Layout = { no, labelKeys, keys, dyn: copy };
+    l.no = no;
     recent.unshift(l);
     if (recent.length > RECENT) recent.pop();
     return l;
   }
 
+  /** The place of `v` among the reading's label values, or −1. */
+  function labelPlace(v: string): number {
+    for (let j = 0; j < nLabels; j++) if (labelValues[j] === v) return j;
+    return -1;
+  }
+
   // One writer for every key: its buffer is reused, the bytes hashed where they are.
   const w = new Writer();
   const key = (labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined): string | undefined => {
-    // Keys and values by two calls each (in the same order, JSON's), not a load by a changing name per field: that is
-    // V8's generic lookup, and was a sixth of a position's key.
-    const keys = Object.keys(fields);
-    const values = Object.values(fields);
-    // The fields' layout first: it is the save's to use whether or not the labels give a key. (A length set only when
-    // it changes: setting it is a call into the runtime even to the same value.)
-    if (dyn.length !== keys.length) dyn.length = keys.length;
-    for (let i = 0; i < keys.length; i++) dyn[i] = isPacked(values[i]);
-    last.keys = keys;
-    last.values = values;
-    const labelKeys = Object.keys(labels);
-    const labelValues = Object.values(labels);
+    // Members by for…in with an own-member test: Object.keys' order, and V8 loads each by its place in the object
+    // (a load by a name taken from an array is its generic lookup).
+    nKeys = 0;
+    for (const k in fields) {
+      if (!Object.hasOwn(fields, k)) continue;
+      const v = fields[k];
+      keys[nKeys] = k;
+      values[nKeys] = v;
+      dyn[nKeys] = isPacked(v);
+      nKeys++;
+    }
+    nLabels = 0;
+    for (const k in labels) {
+      if (!Object.hasOwn(labels, k)) continue;
+      labelKeys[nLabels] = k;
+      labelValues[nLabels] = labels[k];
+      nLabels++;
+    }
+    // The fields' layout first: it is the save's to use whether or not the labels give a key.
+    const layout = layoutOf();
+    last.keys = layout.keys;
     w.truncate(0);
-    w.varint(layoutOf(labelKeys, keys).no);
-    for (let i = 0; i < labelValues.length; i++) {
+    w.varint(layout.no);
+    for (let i = 0; i < nLabels; i++) {
       const v = labelValues[i];
       if (typeof v !== 'string') return undefined;
       stringPart(w, v);
     }
-    for (let i = 0; i < keys.length; i++) {
+    for (let i = 0; i < nKeys; i++) {
       if (dyn[i]) continue;
       const v = values[i];
       // A text that is a label's value already in the key: that label's place, not the text again.
-      const j = typeof v === 'string' ? labelValues.indexOf(v) : -1;
+      const j = typeof v === 'string' ? labelPlace(v) : -1;
       if (j < 0) keyPart(w, v);
       else {
         w.byte(TAG_LABEL);
