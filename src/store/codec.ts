@@ -233,7 +233,13 @@ export function scaled(m: number, scale: number): number {
 export const zig = (v: number): number => (v >= 0 ? v * 2 : -v * 2 - 1);
 export const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
-/** A number's shortest decimal form as mantissa × 10^−scale with scale 1..31, or null when it has none that small. */
+/** What {@link decimalOf} gives: one object, filled anew by every call (six numbers a market reading: no object each). */
+const DEC = { m: 0, scale: 0 };
+
+/**
+ * A number's shortest decimal form as mantissa × 10^−scale with scale 1..31, or null when it has none that small. The
+ * form is {@link DEC}, valid until the next call.
+ */
 function decimalOf(x: number): { m: number; scale: number } | null {
   return decimalByScaling(x) ?? decimalOfText(x);
 }
@@ -250,7 +256,7 @@ function decimalByScaling(x: number): { m: number; scale: number } | null {
   for (let k = 1; k <= 31; k++) {
     const m = Math.round(a * (k <= 22 ? POW10[k]! : 10 ** k));
     if (m >= MAX_ZIG) return null;
-    if (scaled(m, k) === a) return { m: x < 0 ? -m : m, scale: k };
+    if (scaled(m, k) === a) return found(x < 0 ? -m : m, k);
   }
   return null;
 }
@@ -265,7 +271,14 @@ function decimalOfText(x: number): { m: number; scale: number } | null {
   if (scale < 1 || scale > 31) return null;
   const m = Number(match[1]! + frac);
   if (!Number.isSafeInteger(m) || m >= MAX_ZIG) return null;
-  return { m: x < 0 ? -m : m, scale };
+  return found(x < 0 ? -m : m, scale);
+}
+
+/** {@link DEC} holding mantissa `m` and `scale`. */
+function found(m: number, scale: number): { m: number; scale: number } {
+  DEC.m = m;
+  DEC.scale = scale;
+  return DEC;
 }
 
 /**

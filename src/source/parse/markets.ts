@@ -131,12 +131,23 @@ function emptyInfo(): MarketInfo {
   return { chain: null, loan_asset: null, loan_asset_symbol: null, loan_asset_decimals: null, collateral_asset: null, collateral_asset_symbol: null, collateral_asset_decimals: null, market_address: null, oracle: null };
 }
 
-/** A row's market object with its unknown members filled from what is known of the market. */
+/**
+ * A row's market object with its unknown members filled from what is known of the market: `m` itself when it has
+ * none unknown (the usual row: no copy, no list of names per row), else `m` filled in place (it is the row's own,
+ * just read).
+ */
 function fillFrom(m: MarketInfo, known: MarketInfo | undefined): MarketInfo {
   if (!known) return m;
-  const out = { ...m } as Record<keyof MarketInfo, unknown>;
-  for (const k of Object.keys(known) as (keyof MarketInfo)[]) if (out[k] === null) out[k] = known[k];
-  return out as MarketInfo;
+  if (m.chain === null) m.chain = known.chain;
+  if (m.loan_asset === null) m.loan_asset = known.loan_asset;
+  if (m.loan_asset_symbol === null) m.loan_asset_symbol = known.loan_asset_symbol;
+  if (m.loan_asset_decimals === null) m.loan_asset_decimals = known.loan_asset_decimals;
+  if (m.collateral_asset === null) m.collateral_asset = known.collateral_asset;
+  if (m.collateral_asset_symbol === null) m.collateral_asset_symbol = known.collateral_asset_symbol;
+  if (m.collateral_asset_decimals === null) m.collateral_asset_decimals = known.collateral_asset_decimals;
+  if (m.market_address === null) m.market_address = known.market_address;
+  if (m.oracle === null) m.oracle = known.oracle;
+  return m;
 }
 
 /** Sort time of a raw row (timestamp, else created_at); +Infinity when present but unreadable, so a bad newest row is never skipped. */
@@ -223,7 +234,8 @@ type MarketsResult = { readings: Reading[]; rejected: Rejection[]; seen: SeenFor
 /** {@link marketReadings} in steps that may pause between rows (a markets poll reads 10,000 of them). */
 export function* marketReadingsSteps(rows: readonly unknown[], pollTime: number, opts: MarketParseOptions = {}): Steps<MarketsResult> {
   let n = 0;
-  const newest = new Map<string, { row: Record<string, unknown>; t: number }>();
+  // The entity rides in the value: the values are walked below, not the entries (an array per entry).
+  const newest = new Map<string, { entity: string; row: Record<string, unknown>; t: number }>();
   const rejected: Rejection[] = [];
   for (const row of rows) {
     if (++n % ROWS_PER_STEP === 0) yield;
@@ -238,12 +250,12 @@ export function* marketReadingsSteps(rows: readonly unknown[], pollTime: number,
     }
     const t = rawTime(row);
     const had = newest.get(id);
-    if (!had || t > had.t) newest.set(id, { row, t });
+    if (!had || t > had.t) newest.set(id, { entity: id, row, t });
   }
   const readings: Reading[] = [];
   const forms = new FormCounts();
   const fr = new RowReader(forms);
-  for (const [entity, { row }] of newest) {
+  for (const { entity, row } of newest.values()) {
     if (++n % ROWS_PER_STEP === 0) yield;
     fr.start(entity);
     const f = parseMetricsRow(entity, row, fr, opts);
