@@ -59,6 +59,53 @@ const sameLabels = (a: MarketRow['labels'], b: MarketRow['labels']) => a.chain =
 const textOf = (l: MarketRow['labels']) =>
   `{market_id="${escapeLabelValue(l.market_id)}",chain="${escapeLabelValue(l.chain)}",loan_asset="${escapeLabelValue(l.loan_asset)}",collateral_asset="${escapeLabelValue(l.collateral_asset)}"}`;
 
+/** Where a family's render writes: its buffer (replaced when it grows), how far it is written, and its bytes' record. */
+interface LinesOut {
+  out: Buffer;
+  at: number;
+  bytes: Bytes;
+}
+
+/**
+ * Writes the lines of up to `max` entries `rows` has left (their family's value `i`; none for a NaN) into `w`, growing
+ * its buffer when a line would not fit: whether rows may be left.
+ */
+function writeLines(rows: Iterator<Entry>, i: number, prefix: Buffer, w: LinesOut, max: number): boolean {
+  let { out, at } = w;
+  try {
+    for (let n = 0; n < max; n++) {
+      const r = rows.next();
+      if (r.done === true) return false;
+      const e = r.value;
+      const v = e.values[i]!;
+      if (Number.isNaN(v)) continue;
+      const need = prefix.length + e.bytes.length + 1 + MAX_NUMBER_TEXT;
+      if (at + need > out.length) {
+        const grown = Buffer.allocUnsafe(Math.max(out.length * 2, at + need));
+        grown.set(out.subarray(0, at), 0);
+        out = grown;
+        w.bytes = { buf: grown, lent: 0 };
+      }
+      out.set(prefix, at);
+      at += prefix.length;
+      out.set(e.bytes, at);
+      at += e.bytes.length;
+      out[at++] = 0x20;
+      // The text format spells infinities +Inf and -Inf (as prom-client writes them); String() gives Infinity.
+      if (v === Infinity || v === -Infinity) {
+        out[at++] = v > 0 ? 0x2b : 0x2d;
+        out[at++] = 0x49; // I
+        out[at++] = 0x6e; // n
+        out[at++] = 0x66; // f
+      } else at = writeNumberText(out, at, v);
+    }
+    return true;
+  } finally {
+    w.out = out;
+    w.at = at;
+  }
+}
+
 /** A gauge family backed by the table, shaped like a prom-client metric for the registry. */
 export class MarketFamily {
   readonly type = 'gauge';
@@ -155,7 +202,6 @@ export class MarketFamily {
   }
 
   private *renderSteps(version: number): Steps<Buffer> {
-    const i = this.index;
     const head = Buffer.from(`# HELP ${this.name} ${this.help}\n# TYPE ${this.name} gauge`, 'utf8');
     const prefix = Buffer.from('\n' + this.name, 'utf8');
     // Room for every line at the longest a number's text can be (25 chars, e.g. -0.0000012345678901234567): one
@@ -172,34 +218,15 @@ export class MarketFamily {
       bytes = last;
       this.cached = undefined;
     } else bytes = { buf: Buffer.allocUnsafe(size), lent: 0 };
-    let out = bytes.buf;
-    out.set(head, 0);
-    let at = head.length;
-    let n = 0;
-    for (const e of this.table.entries()) {
-      if (++n % ROWS_PER_STEP === 0) yield;
-      const v = e.values[i]!;
-      if (Number.isNaN(v)) continue;
-      const need = prefix.length + e.bytes.length + 1 + MAX_NUMBER_TEXT;
-      if (at + need > out.length) {
-        const grown = Buffer.allocUnsafe(Math.max(out.length * 2, at + need));
-        grown.set(out.subarray(0, at), 0);
-        out = grown;
-        bytes = { buf: grown, lent: 0 };
-      }
-      out.set(prefix, at);
-      at += prefix.length;
-      out.set(e.bytes, at);
-      at += e.bytes.length;
-      out[at++] = 0x20;
-      // The text format spells infinities +Inf and -Inf (as prom-client writes them); String() gives Infinity.
-      if (v === Infinity || v === -Infinity) {
-        out[at++] = v > 0 ? 0x2b : 0x2d;
-        out[at++] = 0x49; // I
-        out[at++] = 0x6e; // n
-        out[at++] = 0x66; // f
-      } else at = writeNumberText(out, at, v);
-    }
+    const w: LinesOut = { out: bytes.buf, at: head.length, bytes };
+    w.out.set(head, 0);
+    // The rows a slice at a time by a plain function: a generator's own loop over the Set's iterator made an object
+    // per step (70,000 a markets poll); a plain function's loop makes none. Rows a poll adds during a pause are
+    // written too (the iterator is the Set's own).
+    const rows = this.table.entries();
+    while (writeLines(rows, this.index, prefix, w, ROWS_PER_STEP)) yield;
+    const { out, at } = w;
+    bytes = w.bytes;
     // The room left over (~10%, numbers' text being shorter than the longest) is kept with it: the next render
     // writes into the same bytes.
     const body = out.subarray(0, at);

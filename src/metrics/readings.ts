@@ -39,6 +39,11 @@ function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
 
+/** A finite number, else NaN (a market family's value for a null field). */
+function numOrNaN(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : Number.NaN;
+}
+
 function str(v: unknown): string | null {
   if (typeof v === 'string' && v !== '') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
@@ -62,15 +67,16 @@ export function marketRow(r: Reading, now: number): MarketRow {
   const f = r.fields;
   const market = (f.market ?? {}) as Record<string, unknown>;
   const lastUpdate = num(f.oracle_last_update);
+  // One array a market, its values written as they are read (not an array of nulls mapped into a second one).
   const values = [
-    num(f.utilization),
-    num(f.borrow_apy),
-    num(f.supply_apy),
-    lastUpdate === null ? null : (now - lastUpdate) / 1000,
-    num(f.oracle_price_scaled),
-    num(f.total_supplied_usd),
-    num(f.total_borrowed_usd),
-  ].map((v) => (v === null ? Number.NaN : v));
+    numOrNaN(f.utilization),
+    numOrNaN(f.borrow_apy),
+    numOrNaN(f.supply_apy),
+    lastUpdate === null ? Number.NaN : (now - lastUpdate) / 1000,
+    numOrNaN(f.oracle_price_scaled),
+    numOrNaN(f.total_supplied_usd),
+    numOrNaN(f.total_borrowed_usd),
+  ];
   return {
     labels: {
       market_id: r.entity,
