@@ -215,7 +215,9 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     const rows: MarketRow[] = [];
     const groups = new Map<string, PositionGroup>();
     let n = 0;
-    for (const r of readings) {
+    // By index: a generator's for...of makes an iterator result per reading.
+    for (let k = 0; k < readings.length; k++) {
+      const r = readings[k]!;
       if (++n % ROWS_PER_STEP === 0) yield;
       if (r.kind === 'market') rows.push(marketRow(r, now));
       else if (r.kind === 'position') addPosition(groups, r);

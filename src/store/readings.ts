@@ -496,7 +496,9 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
     let othersKind: string | undefined;
     let othersOfKind: Array<Map<number, string>> = [];
     const kinds = new Set<string>();
-    for (const r of readings) {
+    // By index: a generator's for...of makes an iterator result per reading.
+    for (let k = 0; k < readings.length; k++) {
+      const r = readings[k]!;
       if (++n % HEAVY_ROWS_PER_STEP === 0) yield;
       if (!Number.isFinite(r.at)) {
         throw new StoreError('E_STORE_INVALID', `poll ${poll}: reading ${r.kind}/${r.entity} has a non-finite time (${r.at})`);
@@ -525,7 +527,10 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
       // memo's bytes where they are the row's.
       if (!unchanged && insertHistory.run(seenAt, entityId, r.at, pollId, shapeId, packValuesFrom(w, fields, r.at, layout, memo, memoSpans)).changes > 0) inserted++;
     }
-    for (const id of before?.keys() ?? []) {
+    // The ids in one array (a copy without an iterator result per id), then by index.
+    const ids = before ? [...before.keys()] : [];
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k]!;
       if (++n % ROWS_PER_STEP === 0) yield;
       if (!current.has(id)) insertHistory.run(seenAt, id, now, pollId, VANISHED, EMPTY);
     }

@@ -157,7 +157,9 @@ export function listReader(kind: ListKind, pollTime: number): { add(rows: readon
   const readRow = rowReaders[kind];
   function* add(rows: readonly unknown[]): Steps<void> {
     let n = 0;
-    for (const raw of rows) {
+    // By index: a generator's for...of makes an iterator result per row.
+    for (let k = 0; k < rows.length; k++) {
+      const raw = rows[k];
       if (++n % ROWS_PER_STEP === 0) yield;
       if (!isObject(raw)) {
         rejected.push({ reason: 'missing_id', detail: `${kind} row that is not an object` });

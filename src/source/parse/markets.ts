@@ -112,7 +112,9 @@ export function marketsWithoutDecimals(rows: readonly unknown[], known: Map<stri
 export function* marketsWithoutDecimalsSteps(rows: readonly unknown[], known: Map<string, MarketInfo>): Steps<string[]> {
   const ids = new Set<string>();
   let n = 0;
-  for (const row of rows) {
+  // By index, here and in the generators below: a generator's for...of makes an iterator result per row.
+  for (let k = 0; k < rows.length; k++) {
+    const row = rows[k];
     if (++n % ROWS_PER_STEP === 0) yield;
     if (!isObject(row)) continue;
     const id = marketIdOf(row);
@@ -234,10 +236,13 @@ type MarketsResult = { readings: Reading[]; rejected: Rejection[]; seen: SeenFor
 /** {@link marketReadings} in steps that may pause between rows (a markets poll reads 10,000 of them). */
 export function* marketReadingsSteps(rows: readonly unknown[], pollTime: number, opts: MarketParseOptions = {}): Steps<MarketsResult> {
   let n = 0;
-  // The entity rides in the value: the values are walked below, not the entries (an array per entry).
+  // Each market's newest row, found by its id; `order` holds the same objects in the order markets came (the map's
+  // order), walked by index below (an iterator over the map makes an object per step in a generator).
   const newest = new Map<string, { entity: string; row: Record<string, unknown>; t: number }>();
+  const order: Array<{ entity: string; row: Record<string, unknown>; t: number }> = [];
   const rejected: Rejection[] = [];
-  for (const row of rows) {
+  for (let k = 0; k < rows.length; k++) {
+    const row = rows[k];
     if (++n % ROWS_PER_STEP === 0) yield;
     const id = isObject(row) ? marketIdOf(row) : undefined;
     if (!isObject(row) || id === undefined) {
@@ -250,12 +255,20 @@ export function* marketReadingsSteps(rows: readonly unknown[], pollTime: number,
     }
     const t = rawTime(row);
     const had = newest.get(id);
-    if (!had || t > had.t) newest.set(id, { entity: id, row, t });
+    if (!had) {
+      const first = { entity: id, row, t };
+      newest.set(id, first);
+      order.push(first);
+    } else if (t > had.t) {
+      had.row = row;
+      had.t = t;
+    }
   }
   const readings: Reading[] = [];
   const forms = new FormCounts();
   const fr = new RowReader(forms);
-  for (const { entity, row } of newest.values()) {
+  for (let k = 0; k < order.length; k++) {
+    const { entity, row } = order[k]!;
     if (++n % ROWS_PER_STEP === 0) yield;
     fr.start(entity);
     const f = parseMetricsRow(entity, row, fr, opts);
