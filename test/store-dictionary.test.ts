@@ -59,8 +59,13 @@ describe('hashedDictionary', () => {
       // A hit builds nothing.
       expect(dict.idOfCached('cache key 2', key('never built'), (k) => JSON.stringify(k))).toBe(2);
       expect(built).toBe(2);
+      // The cache alone answers for a cache key it holds, and for no other (nor for a key's own text).
+      expect(dict.cachedId('cache key 2')).toBe(2);
+      expect(dict.cachedId('cache key 3')).toBeUndefined();
+      expect(dict.cachedId('new shape')).toBeUndefined();
       // After a rollback's forget, the key is built again and finds the same row.
       dict.forget();
+      expect(dict.cachedId('cache key 2')).toBeUndefined();
       expect(dict.idOfCached('cache key 2', key('new shape'), (k) => JSON.stringify(k))).toBe(2);
       expect(dict.find('new shape')).toBe(2);
       expect(db.prepare('SELECT count(*) FROM shapes').pluck().get()).toBe(2);

@@ -15,6 +15,7 @@ import {
   marketRow,
   positionBatch,
   type PositionGroup,
+  type PositionGroupIndex,
   type ReadingGauges,
 } from './readings.js';
 
@@ -214,13 +215,14 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     const batch: SeriesBatch = new Map();
     const rows: MarketRow[] = [];
     const groups = new Map<string, PositionGroup>();
+    const groupIndex: PositionGroupIndex = new Map();
     let n = 0;
     // By index: a generator's for...of makes an iterator result per reading.
     for (let k = 0; k < readings.length; k++) {
       const r = readings[k]!;
       if (++n % ROWS_PER_STEP === 0) yield;
       if (r.kind === 'market') rows.push(marketRow(r, now));
-      else if (r.kind === 'position') addPosition(groups, r);
+      else if (r.kind === 'position') addPosition(groups, r, groupIndex);
       else if (r.kind === 'benchmark') addBenchmark(batch, g, r);
     }
     markets.replace(poll, rows);

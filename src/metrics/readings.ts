@@ -88,20 +88,31 @@ export function marketRow(r: Reading, now: number): MarketRow {
   };
 }
 
-/** Adds one position reading to its (chain, protocol, verified) group. */
-export function addPosition(groups: Map<string, PositionGroup>, r: Reading): void {
+/**
+ * A poll's position groups by chain, then protocol, then verified: a position's group found without a labels object
+ * and a key text made for it (50,000 of each a positions poll). One per {@link addPosition}'s `groups`.
+ */
+export type PositionGroupIndex = Map<string, Map<string, Map<string, PositionGroup>>>;
+
+/** Adds one position reading to its (chain, protocol, verified) group; `index` finds the groups already in `groups`. */
+export function addPosition(groups: Map<string, PositionGroup>, r: Reading, index: PositionGroupIndex = new Map()): void {
   const f = r.fields;
-  const verified = typeof f.verified === 'boolean' ? String(f.verified) : undefined;
-  const labels: Labels = {
-    chain: label(r, 'chain', f.chain),
-    protocol: label(r, 'protocol', f.protocol),
-    verified: label(r, 'verified', verified),
-  };
-  const key = labelKey([labels.chain!, labels.protocol!, labels.verified!]);
-  let g = groups.get(key);
+  const chain = label(r, 'chain', f.chain);
+  const protocol = label(r, 'protocol', f.protocol);
+  const verified = label(r, 'verified', typeof f.verified === 'boolean' ? String(f.verified) : undefined);
+  let byProtocol = index.get(chain);
+  if (!byProtocol) index.set(chain, (byProtocol = new Map()));
+  let byVerified = byProtocol.get(protocol);
+  if (!byVerified) byProtocol.set(protocol, (byVerified = new Map()));
+  let g = byVerified.get(verified);
   if (!g) {
-    g = { labels, count: 0, valueUsd: 0, hasValue: false };
-    groups.set(key, g);
+    const key = labelKey([chain, protocol, verified]);
+    g = groups.get(key);
+    if (!g) {
+      g = { labels: { chain, protocol, verified }, count: 0, valueUsd: 0, hasValue: false };
+      groups.set(key, g);
+    }
+    byVerified.set(verified, g);
   }
   g.count += 1;
   const v = num(f.value_usd);

@@ -16,6 +16,8 @@ export interface Dictionary<T> {
    * own digest is what idOf caches under with `cacheByDigest`).
    */
   idOfCached(cacheKey: string, key: () => string, text: (key: string) => string): number;
+  /** The id cached under `cacheKey` by {@link idOfCached}, if it is (a lookup only: no key built, nothing written). */
+  cachedId(cacheKey: string): number | undefined;
   /** The id of `key` when it has one (no write). */
   find(key: string): number | undefined;
   /** The value stored under `id`, or undefined for an unknown id. */
@@ -79,6 +81,9 @@ export function hashedDictionary<T>(
       // Cached under `cacheKey` alone: one entry a shape (60,000 at SPEC §8 scale, within the cache's limit).
       const k = key();
       return remember(cacheKey, stored(hashOf(k), () => text(k)));
+    },
+    cachedId(cacheKey) {
+      return ids.get(cacheKey);
     },
     find(key) {
       const cacheKey = byDigest ? digestOf(key) : key;

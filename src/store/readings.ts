@@ -458,8 +458,11 @@ export function createReadingsRepo(db: Database.Database): ReadingsRepo & { forg
    */
   const keyOfShape = shapeKeyer();
   function shapeIdOf(labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined): number {
-    const text = () => shapeText(labels, fields, unreadable);
     const key = keyOfShape(labels, fields, unreadable);
+    // The usual reading: its shape's id cached under its key, found without a function made for the miss.
+    const cached = key === undefined ? undefined : shapes.cachedId(key);
+    if (cached !== undefined) return cached;
+    const text = () => shapeText(labels, fields, unreadable);
     if (key === undefined) {
       const t = text();
       return shapes.idOf(t, () => t);
