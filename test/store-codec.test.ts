@@ -91,10 +91,33 @@ describe('the packed values codec', () => {
         w.f64(time);
         const memo = w.takeKey();
         const want = packValues(w, fields, time, layout).toString('hex');
-        expect(packValuesFrom(w, fields, time, layout, memo, spans).toString('hex')).toBe(want);
+        expect(Buffer.from(packValuesFrom(w, fields, time, layout, memo, spans)).toString('hex')).toBe(want);
+        // And with the values given beside the keys (as a save's shape key gives them).
+        expect(Buffer.from(packValuesFrom(w, fields, time, { ...layout, values: keys.map((k) => fields[k]) }, memo, spans)).toString('hex')).toBe(want);
       }),
       { numRuns: 5000, seed: 11 },
     );
+  });
+
+  it("gives what was written as a view of one length's bytes, the same view again for that length, a new one once its buffer grew", () => {
+    const w = new Writer();
+    w.varint(300);
+    const first = w.view();
+    expect(Buffer.from(first).toString('hex')).toBe('ac02');
+    w.truncate(0);
+    w.varint(301);
+    // The same view object, now showing the new bytes: valid until the next write, as every view is.
+    expect(w.view()).toBe(first);
+    expect(Buffer.from(w.view()).toString('hex')).toBe('ad02');
+    const taken = w.takeView();
+    expect(Buffer.from(taken).toString('hex')).toBe('ad02');
+    expect(w.length).toBe(0);
+    // Past its first 256 bytes the writer's buffer is replaced: a view of the old one would show stale bytes.
+    for (let i = 0; i < 300; i++) w.byte(i & 0xff);
+    w.truncate(2);
+    const after = w.view();
+    expect(after).not.toBe(first);
+    expect([...after]).toEqual([0, 1]);
   });
 
   describe('decoding by layout (a decoder made per layout of keys)', () => {

@@ -56,11 +56,14 @@ function startsDigits(s: string): boolean {
 export class Writer {
   private buf = Buffer.allocUnsafe(256);
   private n = 0;
+  /** Views of `buf` by their length, made once each (see {@link view}); dropped when `buf` is replaced. */
+  private views: Uint8Array[] = [];
   private room(k: number): void {
     if (this.n + k <= this.buf.length) return;
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.n + k));
     this.buf.copy(next, 0, 0, this.n);
     this.buf = next;
+    this.views = [];
   }
   byte(b: number): void {
     this.room(1);
@@ -134,9 +137,21 @@ export class Writer {
   truncate(n: number): void {
     this.n = Math.min(n, this.n);
   }
-  /** What was written, as a view of the writer's buffer: valid until the next write. */
+  /**
+   * What was written, as a view of the writer's buffer: valid until the next write. One view per length is kept and
+   * given again (a shape key's bytes are hashed and a row's values bound where they are, 60,000 a poll: a view made
+   * each time was ~80 bytes of garbage each).
+   */
   view(): Uint8Array {
-    return this.buf.subarray(0, this.n);
+    let v = this.views[this.n];
+    if (v === undefined) this.views[this.n] = v = this.buf.subarray(0, this.n);
+    return v;
+  }
+  /** {@link view}, and the writer starts over (the view holds what was written until the next write). */
+  takeView(): Uint8Array {
+    const v = this.view();
+    this.n = 0;
+    return v;
   }
   /** What was written as a one-byte string (a compact key to compare and keep: no Buffer object per value); the writer starts over. */
   takeKey(): string {
@@ -499,7 +514,7 @@ export function writeMemoValues(w: Writer, fields: Record<string, unknown>, { ke
  * bytes depend on the base (a difference from one near it, {@link writeNumber}): those, and the values the memo
  * left out, are encoded here.
  */
-export function packValuesFrom(w: Writer, fields: Record<string, unknown>, at: number, { keys, packed, values }: PackedLayout, memo: string, spans: readonly number[]): Buffer {
+export function packValuesFrom(w: Writer, fields: Record<string, unknown>, at: number, { keys, packed, values }: PackedLayout, memo: string, spans: readonly number[]): Uint8Array {
   for (let i = 0; i < keys.length; i++) {
     if (!packed[i]) continue;
     const v = values ? values[i] : fields[keys[i]!];
@@ -507,7 +522,8 @@ export function packValuesFrom(w: Writer, fields: Record<string, unknown>, at: n
     if (from < 0 || (typeof v === 'number' && Number.isInteger(v))) writePacked(w, v, at);
     else w.latin1(memo, from, spans[2 * i + 1]!);
   }
-  return w.take();
+  // A view, not a copy: the statement it is bound to copies it (better-sqlite3 binds blobs SQLITE_TRANSIENT).
+  return w.takeView();
 }
 
 /**
