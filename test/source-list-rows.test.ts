@@ -49,6 +49,18 @@ const OWN: Record<ListKind, Array<[string, Read]>> = {
 const HELD = ['wallet_address', 'symbol', 'timestamp', 'updated_at', 'created_at'];
 
 describe('a list row read field by field', () => {
+  it('keeps only a row\'s own members as extras, whatever Object.prototype shows', () => {
+    Object.defineProperty(Object.prototype, 'polluted', { value: 'p', enumerable: true, configurable: true, writable: true });
+    try {
+      const { readings } = listReadings('position', [{ id: 'p1', chain: 'base', apy: '0.5' }], POLL);
+      expect(Object.keys(readings[0]!.fields)).not.toContain('polluted');
+      expect(Object.hasOwn(readings[0]!.fields, 'polluted')).toBe(false);
+      expect(readings[0]!.fields.apy).toBe(0.5);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+  });
+
   for (const kind of ['position', 'asset', 'holding'] as const) {
     it(`keeps every ${kind} field as its own reader reads it, extras first in the row's order (2,000 seeded rows)`, () => {
       let i = 0;
@@ -70,7 +82,9 @@ describe('a list row read field by field', () => {
         if (pick([true, false])) members.push(['wallet_address', pick(['0xw', null, 3])]);
         if (pick([true, false])) members.push(['symbol', pick(['WETH', ''])]);
         if (kind !== 'position' || pick([true, false])) members.push(['balance', pick(['1000000', '1.5', 'x', null])]);
-        for (let e = 0; e < pick([0, 1, 3]); e++) members.push([pick(['apy', 'debt_usd', 'note', '__proto__', 'z']), extras()]);
+        const extrasCount = pick([0, 1, 3]);
+        for (let e = 0; e < extrasCount; e++) members.push([pick(['apy', 'debt_usd', 'note', '__proto__', 'z']), extras()]);
+        if (pick([true, false])) members.push([pick(['updated_at', 'created_at']), pick(values.time!)]);
         for (let j = members.length - 1; j > 0; j--) {
           const k = hash32(22, kind, n, j) % (j + 1);
           [members[j], members[k]] = [members[k]!, members[j]!];
@@ -78,7 +92,7 @@ describe('a list row read field by field', () => {
         // JSON.parse makes a row as the service's would: `__proto__` an own member, the last of a repeated name kept.
         const raw = JSON.parse(`{${members.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`) as Record<string, unknown>;
 
-        const { readings } = listReadings(kind, [raw], POLL);
+        const { readings, rejected } = listReadings(kind, [raw], POLL);
         if (readings.length === 0) continue; // nothing identified it: rejected, as listReadings' own tests show
         const fields = readings[0]!.fields;
         const ownNames = new Set([...known.map(([k]) => k), ...HELD, 'balance']);
@@ -97,9 +111,20 @@ describe('a list row read field by field', () => {
           const b = readAmount(raw.balance, decimals.ok ? decimals.value : null);
           expect(fields.balance, JSON.stringify(raw)).toEqual(b.ok ? b.value : null);
         } else expect(Object.hasOwn(fields, 'balance')).toBe(false);
-        const t = readTime(raw.timestamp);
-        if (t.ok && t.value !== null) expect(fields.timestamp).toBe(t.value);
-        else expect(Object.hasOwn(fields, 'timestamp')).toBe(false);
+        for (const k of ['timestamp', 'updated_at', 'created_at']) {
+          const t = readTime(raw[k]);
+          if (t.ok && t.value !== null) expect(fields[k], k).toBe(t.value);
+          else expect(Object.hasOwn(fields, k), k).toBe(false);
+        }
+        // Each field that did not read is a rejection of that field, with the reason its own reader gives.
+        const refused = [...known, ['timestamp', readTime] as [string, Read], ['updated_at', readTime] as [string, Read], ['created_at', readTime] as [string, Read]]
+          .filter(([k]) => k !== 'wallet_address')
+          .flatMap(([k, read]) => {
+            const r = read(raw[k]);
+            return r.ok ? [] : [`${k}: ${r.reason}`];
+          });
+        const fieldRejections = rejected.filter((x) => x.field !== undefined && x.field !== 'balance' && x.field !== 'wallet_address' && x.field !== 'symbol');
+        expect(fieldRejections.map((x) => `${x.field}: ${x.reason}`).sort(), JSON.stringify(raw)).toEqual(refused.sort());
       }
     });
   }

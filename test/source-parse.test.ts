@@ -62,6 +62,22 @@ describe('market readings', () => {
     expect(told.readings.every((r) => typeof r.fields.oracle_price_scaled === 'number')).toBe(true);
   });
 
+  it("fills a row's unknown market members from what is known, member by member, and leaves what is known as it was", () => {
+    const known = new Map();
+    marketReadings([metricsRow({ market_id: 'a' })], POLL, { known });
+    const before = structuredClone(known.get('a'));
+    // The next poll's row: its chain and decimals unreadable or absent, a new oracle, the object's other members as before.
+    const next = metricsRow({ market_id: 'a' }, { chain: null, loan_asset_decimals: 'x', collateral_asset_decimals: undefined, oracle: '0xnew' });
+    const { readings, rejected } = marketReadings([next], POLL, { known });
+    const market = readings[0]!.fields.market as Record<string, unknown>;
+    expect(market).toEqual({ ...before, oracle: '0xnew' });
+    expect(readings[0]!.labels.chain).toBe('base');
+    expect(rejected.map((r) => r.field)).toEqual(['market.loan_asset_decimals']);
+    // What is known learned the new oracle and nothing else; the reading's object is its own, not the map's.
+    expect(known.get('a')).toEqual({ ...before, oracle: '0xnew' });
+    expect(market).not.toBe(known.get('a'));
+  });
+
   it('one reading per market with the labels others depend on', () => {
     const { readings, rejected } = marketReadings([metricsRow()], POLL);
     expect(rejected).toEqual([]);

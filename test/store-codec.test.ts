@@ -92,8 +92,11 @@ describe('the packed values codec', () => {
         const memo = w.takeKey();
         const want = packValues(w, fields, time, layout).toString('hex');
         expect(Buffer.from(packValuesFrom(w, fields, time, layout, memo, spans)).toString('hex')).toBe(want);
-        // And with the values given beside the keys (as a save's shape key gives them).
-        expect(Buffer.from(packValuesFrom(w, fields, time, { ...layout, values: keys.map((k) => fields[k]) }, memo, spans)).toString('hex')).toBe(want);
+        // And with the values given beside the keys, as a save's shape key gives them: in arrays longer than the keys,
+        // an earlier reading's entries left past them.
+        const values = [...keys.map((k) => fields[k]), 'left over', 7];
+        const packed = [...layout.packed, true, true];
+        expect(Buffer.from(packValuesFrom(w, fields, time, { keys, packed, values }, memo, spans)).toString('hex')).toBe(want);
       }),
       { numRuns: 5000, seed: 11 },
     );

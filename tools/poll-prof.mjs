@@ -3,7 +3,11 @@
 // their wall-clock median and the runner's evaluation time. For where a poll's CPU goes (B1/B2), without the bench's
 // bare baselines in the profile.
 //
+// ALLOC=1: a sampling allocation profile instead (every object allocated, those collected since included), written to
+// /tmp/alloc.heapprofile; `node tools/alloc-top.mjs /tmp/alloc.heapprofile 4` shows MB a poll by function (divide by N).
+//
 //   node tools/poll-prof.mjs dist 12 markets      # or positions (4 is enough: each is ~3 s)
+//   ALLOC=1 node tools/poll-prof.mjs dist 4 markets
 import { Session } from 'node:inspector/promises';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -25,12 +29,18 @@ const daemon = await startDaemon({ config, log, consoleOut: { write: () => true 
 await Promise.all(['markets', 'positions', 'benchmarks'].map((p) => daemon.pollNow(p)));
 for (let i = 0; i < 2; i++) await daemon.pollNow(POLL);
 const s = new Session(); s.connect();
-await s.post('Profiler.enable'); await s.post('Profiler.setSamplingInterval', { interval: 200 });
+const ALLOC = process.env.ALLOC === '1';
+if (ALLOC) await s.post('HeapProfiler.enable');
+else {
+  await s.post('Profiler.enable');
+  await s.post('Profiler.setSamplingInterval', { interval: 200 });
+}
 const walls = [];
-await s.post('Profiler.start');
+if (ALLOC) await s.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+else await s.post('Profiler.start');
 for (let i = 0; i < N; i++) { const t = performance.now(); await daemon.pollNow(POLL); walls.push(performance.now() - t); }
-const { profile } = await s.post('Profiler.stop');
-writeFileSync('/tmp/mkt.cpuprofile', JSON.stringify(profile));
+if (ALLOC) writeFileSync('/tmp/alloc.heapprofile', JSON.stringify((await s.post('HeapProfiler.stopSampling')).profile));
+else writeFileSync('/tmp/mkt.cpuprofile', JSON.stringify((await s.post('Profiler.stop')).profile));
 walls.sort((a, b) => a - b);
 const pl = lines.filter((l) => l.poll === POLL).slice(-N).map((l) => l.eval_ms).sort((a, b) => a - b);
 console.log(`${POLL} wall median ${walls[N >> 1].toFixed(0)} ms (min ${walls[0].toFixed(0)}), eval median ${pl[N >> 1]}`);

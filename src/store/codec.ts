@@ -56,7 +56,10 @@ function startsDigits(s: string): boolean {
 export class Writer {
   private buf = Buffer.allocUnsafe(256);
   private n = 0;
-  /** Views of `buf` by their length, made once each (see {@link view}); dropped when `buf` is replaced. */
+  /**
+   * Views of `buf` by their length, made once each (see {@link view}); dropped when `buf` is replaced. At most one a
+   * length up to the buffer's size; in practice a few hundred (a key's and a row's lengths).
+   */
   private views: Uint8Array[] = [];
   private room(k: number): void {
     if (this.n + k <= this.buf.length) return;
@@ -466,7 +469,10 @@ export function shapeText(labels: Record<string, string>, fields: Record<string,
   return JSON.stringify(shape);
 }
 
-/** A reading's field keys in order and which of them are packed ({@link isPacked}), as a save's shape key found them. */
+/**
+ * A reading's field keys in order and which of them are packed ({@link isPacked}), as a save's shape key found them.
+ * `packed` (and `values`) may be longer than `keys`: only their first `keys.length` entries are this reading's.
+ */
 export interface PackedLayout {
   keys: readonly string[];
   packed: readonly boolean[];
@@ -477,7 +483,10 @@ export interface PackedLayout {
   values?: readonly unknown[];
 }
 
-/** A reading's packed values (what {@link packReading} stores them as); `layout`, when given, says which fields they are. */
+/**
+ * A reading's packed values (what {@link packReading} stores them as); `layout`, when given, says which fields they are
+ * (its `values` are not used here: this is the path of a reading written once, not a save's hot loop).
+ */
 export function packValues(w: Writer, fields: Record<string, unknown>, at: number, layout?: PackedLayout): Buffer {
   if (layout) {
     const { keys, packed } = layout;

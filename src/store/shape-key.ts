@@ -43,8 +43,9 @@ const NUMBERED_LIMIT = 10_000;
 export interface ShapeKeyer {
   (labels: Record<string, string>, fields: Record<string, unknown>, unreadable: Record<string, string> | undefined): string | undefined;
   /**
-   * The field keys of the reading keyed last and which are packed, valid until the next call: a save packs and
-   * remembers the reading's values by them, without testing each value again.
+   * The field keys of the reading keyed last, which are packed and their values, valid until the next call: a save
+   * packs and remembers the reading's values by them, without testing each value again. `packed` and `values` are
+   * the keyer's reused arrays: past `keys.length` they hold an earlier reading's (read only the first `keys.length`).
    */
   readonly last: PackedLayout;
 }

@@ -59,7 +59,7 @@ const readers: Record<ListKind, Record<string, LeanReader>> = {
 const HELD = ['wallet_address', 'symbol', 'timestamp', 'updated_at', 'created_at'] as const;
 type Held = [wallet_address: string | null, symbol: string | null, timestamp: number | null, updated_at: number | null, created_at: number | null];
 
-/** {@link readers} as lists, made once (a positions poll reads 50,000 rows): field, reader, and its place among the held or -1. */
+/** {@link readers} as lists (field, reader, and its place among the held or -1), which {@link compileRowReader} makes each kind's reader from. */
 const readerLists = Object.fromEntries(
   Object.entries(readers).map(([kind, r]) => [kind, Object.entries(r).map(([k, reader]) => [k, reader, (HELD as readonly string[]).indexOf(k)] as const)]),
 ) as unknown as Record<ListKind, ReadonlyArray<readonly [string, LeanReader, number]>>;
