@@ -67,6 +67,13 @@ export function runSync<T>(steps: Steps<T>): T {
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
+ * A turn of the event loop that takes in its timers and I/O, also when called from an I/O callback (a response's last
+ * chunk): from there an immediate runs in the same turn, right after the callback, before the loop looks at timers
+ * or sockets again; the second one runs after it has.
+ */
+export const afterIo = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+
+/**
  * Runs the steps, giving the event loop a turn each time a slice has run `sliceMs` or longer ({@link DRAIN_SLICE_MS}
  * while a response waits for its socket: {@link outputWaiting}).
  */

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { parseJsonExact, parseJsonExactSteps } from '../src/source/json.js';
 import { listReadings, listReadingsSteps } from '../src/source/parse/lists.js';
 import { marketReadings, marketReadingsSteps, marketsWithoutDecimals, marketsWithoutDecimalsSteps } from '../src/source/parse/markets.js';
-import { runSync, runYielding, type Steps } from '../src/yielding.js';
+import { readFile } from 'node:fs';
+import { afterIo, nextTurn, runSync, runYielding, type Steps } from '../src/yielding.js';
 import { countPauses } from './source-helpers.js';
 
 const ROWS = 1000;
@@ -118,5 +119,30 @@ describe('the row readers in steps', () => {
     expect(value).toEqual(listReadings('position', rows, POLL));
     expect(value.rejected.some((r) => r.reason === 'duplicate')).toBe(true);
     expect(turns).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('a turn that takes in timers and sockets (afterIo)', () => {
+  // From an I/O callback (here a file read's), an immediate runs in the same turn of the event loop, before the loop
+  // looks at its timers or sockets again: a big response decoded there and the parse's first slice after one
+  // immediate held the loop at once. afterIo waits until the loop has been round.
+  const fromIo = (fn: () => void) => readFile(import.meta.filename ?? new URL(import.meta.url).pathname, () => fn());
+
+  it('resolves after a timer that is due, where one immediate resolves before it', async () => {
+    const order = await new Promise<string[]>((resolve) => {
+      fromIo(() => {
+        const seen: string[] = [];
+        setTimeout(() => seen.push('timer'), 0);
+        // Let the timer come due before the callback returns.
+        const until = Date.now() + 3;
+        while (Date.now() < until);
+        void nextTurn().then(() => seen.push('nextTurn'));
+        void afterIo().then(() => {
+          seen.push('afterIo');
+          resolve(seen);
+        });
+      });
+    });
+    expect(order).toEqual(['nextTurn', 'timer', 'afterIo']);
   });
 });
