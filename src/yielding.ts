@@ -63,7 +63,11 @@ export function runSync<T>(steps: Steps<T>): T {
   }
 }
 
-/** One turn of the event loop: timers, I/O and other callbacks queued meanwhile run before this resolves. */
+/**
+ * One turn of the event loop: timers, I/O and other callbacks queued meanwhile run before this resolves — when called
+ * from an immediate, a timer or a pause of {@link runYielding}. From an I/O callback it resolves in the same turn,
+ * before the loop looks at its timers and sockets again: {@link afterIo} is the turn then.
+ */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**

@@ -41,7 +41,7 @@ function num(v: unknown): number | null {
 
 /** A finite number, else NaN (a market family's value for a null field). */
 function numOrNaN(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : Number.NaN;
+  return num(v) ?? Number.NaN;
 }
 
 function str(v: unknown): string | null {
@@ -95,7 +95,7 @@ export function marketRow(r: Reading, now: number): MarketRow {
 export type PositionGroupIndex = Map<string, Map<string, Map<string, PositionGroup>>>;
 
 /** Adds one position reading to its (chain, protocol, verified) group; `index` finds the groups already in `groups`. */
-export function addPosition(groups: Map<string, PositionGroup>, r: Reading, index: PositionGroupIndex = new Map()): void {
+export function addPosition(groups: Map<string, PositionGroup>, r: Reading, index: PositionGroupIndex): void {
   const f = r.fields;
   const chain = label(r, 'chain', f.chain);
   const protocol = label(r, 'protocol', f.protocol);

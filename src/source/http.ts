@@ -11,7 +11,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { formatDuration } from '../config/duration.js';
 import { silentLogger, type Logger } from '../log.js';
 import { DataServiceError, SOURCE_CODES, scrubCause, type SourceCode } from './errors.js';
-import { parseJsonExactSteps } from './json.js';
+import { PARSED_IN_PARTS_FROM, parseJsonExactSteps } from './json.js';
 import { afterIo, runYielding } from '../yielding.js';
 import { Semaphore } from './semaphore.js';
 import { redact } from '../errors.js';
@@ -209,7 +209,7 @@ export class HttpClient {
         // was just decoded in this turn (bodyText: ~10–25 ms for 9 MB): the parse's first slice waits until the loop
         // has seen its timers and sockets, or the two held it at once (B9: blocks of 45–80 ms outside a markets
         // poll's transaction).
-        if (text.length >= BIG_BODY) await afterIo();
+        if (text.length >= PARSED_IN_PARTS_FROM) await afterIo();
         return { ok: true, response: { status, body: await runYielding(parseJsonExactSteps(text)) } };
       } catch (err) {
         // A body cut short is almost always the transport (a dropped connection, a proxy), so retry it.
@@ -286,9 +286,6 @@ function errText(err: unknown): string {
  * was 9 MB of chunk strings that lived long enough to be promoted and then 9 MB more joined, a full collection's worth
  * of the old generation's growth a poll (src/heap-growth.ts). The one decode of 9 MB holds the loop 5–10 ms.
  */
-/** A body this long (characters) was decoded in one go long enough to be worth a turn before its parse starts. */
-const BIG_BODY = 1 << 20;
-
 async function bodyText(body: AsyncIterable<Uint8Array>): Promise<{ text: string; bytes: number }> {
   const chunks: Uint8Array[] = [];
   let length = 0;

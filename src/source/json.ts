@@ -115,7 +115,7 @@ function parseQuoted(text: string, exact: string): unknown {
 }
 
 /** Texts shorter than this are parsed in one go (a list page of 500 rows is about 150 KB). */
-const CHUNK_FROM = 1 << 20;
+export const PARSED_IN_PARTS_FROM = 1 << 20;
 /** Fewest elements that make an array worth parsing in parts. */
 const MIN_ELEMENTS = 256;
 /** Elements of the big array parsed between pauses. */
@@ -187,7 +187,7 @@ function place(skeleton: unknown, sentinel: string, value: unknown): { value: un
  * left out, then its elements a few hundred at a time. The result is the same value; a text that is not valid JSON
  * (or one the parts cannot be cut from) is parsed in one go, so it fails with the same SyntaxError.
  */
-export function* parseJsonExactSteps(text: string, chunkFrom = CHUNK_FROM): Generator<void, unknown, void> {
+export function* parseJsonExactSteps(text: string, chunkFrom = PARSED_IN_PARTS_FROM): Generator<void, unknown, void> {
   if (text.length < chunkFrom) return parseJsonExact(text);
   const found = yield* findBigArray(text);
   if (!found) return parseJsonExact(text);

@@ -86,17 +86,19 @@ function learnMarket(r: Record<string, unknown>, known: MarketInfo | undefined):
   ) {
     return known ?? emptyInfo();
   }
-  const out = { ...(known ?? emptyInfo()) };
-  if (chain !== undefined) out.chain = chain;
-  if (loanAsset !== undefined) out.loan_asset = loanAsset;
-  if (loanSymbol !== undefined) out.loan_asset_symbol = loanSymbol;
-  if (collateralAsset !== undefined) out.collateral_asset = collateralAsset;
-  if (collateralSymbol !== undefined) out.collateral_asset_symbol = collateralSymbol;
-  if (marketAddress !== undefined) out.market_address = marketAddress;
-  if (oracle !== undefined) out.oracle = oracle;
-  if (loanDecimals !== undefined) out.loan_asset_decimals = loanDecimals;
-  if (collateralDecimals !== undefined) out.collateral_asset_decimals = collateralDecimals;
-  return out;
+  // The members the row told, over what was known (one literal: its type says when a member is left out).
+  const was = known ?? emptyInfo();
+  return {
+    chain: chain ?? was.chain,
+    loan_asset: loanAsset ?? was.loan_asset,
+    loan_asset_symbol: loanSymbol ?? was.loan_asset_symbol,
+    loan_asset_decimals: loanDecimals ?? was.loan_asset_decimals,
+    collateral_asset: collateralAsset ?? was.collateral_asset,
+    collateral_asset_symbol: collateralSymbol ?? was.collateral_asset_symbol,
+    collateral_asset_decimals: collateralDecimals ?? was.collateral_asset_decimals,
+    market_address: marketAddress ?? was.market_address,
+    oracle: oracle ?? was.oracle,
+  };
 }
 
 /**

@@ -74,21 +74,15 @@ function millisAt19(s: string): number {
   return a >= 0 && a <= 9 ? a * 100 + b : NaN;
 }
 
-/** The forms of {@link usualDateTime}'s times, by their length (with milliseconds: 4 more). */
-const USUAL_FORM: Record<number, string> = {
-  19: 'ISO-8601 without zone (read as UTC)',
-  20: 'ISO-8601 UTC',
-  25: 'ISO-8601 with offset',
-  23: 'ISO-8601 without zone (read as UTC)',
-  24: 'ISO-8601 UTC',
-  29: 'ISO-8601 with offset',
-};
+/** The forms of {@link usualDateTime}'s times, by their length without milliseconds (19, 20, 25; with them 4 more). */
+const USUAL_FORM: Record<number, string> = { 19: 'ISO-8601 without zone (read as UTC)', 20: 'ISO-8601 UTC', 25: 'ISO-8601 with offset' };
+const usualForm = (length: number): string => USUAL_FORM[length] ?? USUAL_FORM[length - 4]!;
 
 /** A time as Unix ms, into a slot. */
 export function leanTime(v: unknown, slot: ReadSlot): ReadCode {
   if (typeof v === 'string') {
     const ms = usualDateTime(v);
-    if (ms === ms) return slot.put(ms, USUAL_FORM[v.length]!); // not NaN
+    if (ms === ms) return slot.put(ms, usualForm(v.length)); // not NaN
   }
   if (isAbsent(v)) return READ_ABSENT;
   if (typeof v === 'number') return Number.isFinite(v) ? slot.put(epochToMs(v), epochUnit(v)) : slot.reject('not_a_time', EXPECTED);
