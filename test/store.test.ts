@@ -18,7 +18,7 @@ afterEach(() => {
 const extra: Migration = { version: 99, name: 'future_table', up: 'CREATE TABLE future_thing (x INTEGER)' };
 
 describe('openStore', () => {
-  it('creates the parent directory and turns on WAL, synchronous=NORMAL, foreign keys, a busy timeout', () => {
+  it('creates the parent directory and turns on WAL, synchronous=NORMAL, foreign keys, a busy timeout, an 8 MiB page cache', () => {
     const path = join(dirs.make(), 'nested', 'deeper', 'lookout.db');
     const store = track(openStore(path));
     expect(existsSync(path)).toBe(true);
@@ -27,6 +27,8 @@ describe('openStore', () => {
     expect(store.db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
     expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(store.db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    // Negative: KiB (issue 14, B6); better-sqlite3's own default is 16 MB.
+    expect(store.db.pragma('cache_size', { simple: true })).toBe(-8192);
     // WAL is a property of the file: a second, plain connection sees it too.
     const other = new Database(path, { readonly: true });
     expect(other.pragma('journal_mode', { simple: true })).toBe('wal');
