@@ -225,7 +225,8 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       else if (r.kind === 'position') addPosition(groups, r, groupIndex);
       else if (r.kind === 'benchmark') addBenchmark(batch, g, r);
     }
-    markets.replace(poll, rows);
+    // Matched in steps, swapped in at once: a scrape meanwhile sees the last poll's table or this one's, whole.
+    yield* markets.replaceSteps(poll, rows);
     tracker.replace(poll, batch);
     const hadPositions = positionsByPoll.has(poll);
     if (groups.size > 0) positionsByPoll.set(poll, groups);

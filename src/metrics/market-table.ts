@@ -46,6 +46,17 @@ interface Bytes {
   lent: number;
 }
 
+/**
+ * What a replace changes ({@link MarketTable.replaceSteps}): the owner's entries and their values, the entries new to
+ * the table, those the owner did not report before (another owner does), those it no longer reports.
+ */
+interface Plan {
+  next: Map<Entry, number[]>;
+  fresh: Entry[];
+  joined: Entry[];
+  gone: Entry[];
+}
+
 /** The longest text String() gives a number: sign, "0.00000", 17 digits. */
 const MAX_NUMBER_TEXT = 25;
 
@@ -282,25 +293,71 @@ export class MarketTable {
 
   /** Replaces the markets `owner` reports with `rows`; markets it no longer reports lose their series. */
   replace(owner: string, rows: readonly MarketRow[]): void {
-    const old = this.byOwner.get(owner);
+    runSync(this.replaceSteps(owner, rows));
+  }
+
+  /**
+   * {@link replace} in steps: the rows are matched to their entries a step at a time with the table left as it is (a
+   * scrape between the steps renders the table before the poll, whole), then swapped in at once — values, new
+   * markets, owners gained and lost — in a pass without lookups (issue 14, B9: the match was the longest block after
+   * a 10,000-market poll). When the table changed between the steps (another owner's replace or forget), the match
+   * may be stale: it is made again, at once.
+   */
+  *replaceSteps(owner: string, rows: readonly MarketRow[]): Steps<void> {
     // A poll without markets (positions, benchmarks) that had none before changes nothing: the rendered families stay.
-    if (!old && rows.length === 0) return;
-    this.version += 1;
+    if (!this.byOwner.has(owner) && rows.length === 0) return;
+    const version = this.version;
+    let plan = yield* this.plan(owner, rows, true);
+    if (this.version !== version) plan = runSync(this.plan(owner, rows, false));
+    this.swap(owner, plan);
+  }
+
+  /** What {@link replaceSteps} changes, found against the table as it is; with `pause`, a step every few rows. */
+  private *plan(owner: string, rows: readonly MarketRow[], pause: boolean): Steps<Plan> {
+    const old = this.byOwner.get(owner);
     const next = new Map<Entry, number[]>();
-    for (const row of rows) {
+    const fresh: Entry[] = [];
+    const freshById = new Map<string, Entry[]>();
+    const joined: Entry[] = [];
+    for (let i = 0; i < rows.length; i++) {
+      if (pause && i > 0 && i % ROWS_PER_STEP === 0) yield;
+      const row = rows[i]!;
       let e = this.find(row.labels);
       if (e) {
-        e.values = row.values;
-        if (!old?.has(e)) e.refs += 1;
+        if (!next.has(e) && !old?.has(e)) joined.push(e);
       } else {
-        e = { labels: row.labels, bytes: Buffer.from(textOf(row.labels), 'utf8'), values: row.values, refs: 1 };
-        this.add(e);
+        // Two rows of one poll for the same new market share one entry, as they would in the table.
+        const same = freshById.get(row.labels.market_id);
+        e = same?.find((f) => sameLabels(f.labels, row.labels));
+        if (!e) {
+          e = { labels: row.labels, bytes: Buffer.from(textOf(row.labels), 'utf8'), values: row.values, refs: 0 };
+          fresh.push(e);
+          if (same) same.push(e);
+          else freshById.set(row.labels.market_id, [e]);
+        }
       }
       next.set(e, row.values);
     }
+    const gone: Entry[] = [];
+    if (old && old.size > next.size - fresh.length - joined.length) {
+      if (pause) yield;
+      for (const e of old.keys()) if (!next.has(e)) gone.push(e);
+    }
+    return { next, fresh, joined, gone };
+  }
+
+  /** Puts a plan in as `owner`'s markets, in one pass without lookups. */
+  private swap(owner: string, { next, fresh, joined, gone }: Plan): void {
+    this.version += 1;
+    for (const [e, values] of next) e.values = values;
+    for (const e of fresh) {
+      e.refs = 1;
+      this.add(e);
+    }
+    for (const e of joined) e.refs += 1;
     if (next.size > 0) this.byOwner.set(owner, next);
     else this.byOwner.delete(owner);
-    if (old) for (const e of old.keys()) if (!next.has(e)) this.release(e);
+    for (const e of gone) this.release(e);
   }
 
   /** Drops every market of `owner`. */
