@@ -4,6 +4,7 @@
  */
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
+import { nextTurn } from './yielding.js';
 import type { Config } from './config/load.js';
 import { createLogger, type Logger } from './log.js';
 import type { Alert, AlertEvent, MarketInfo, PollOutcome } from './model.js';
@@ -177,8 +178,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       metrics.setAlerts(engine.repo.activeStates());
       metrics.setOutboxPending(dispatcher.pending());
       dispatcher.wake();
-      // Last, with turns for the event loop between readings: 50,000 positions take a while to sum up.
-      if (outcome.ok) await metrics.setReadingsYielding(outcome.poll, outcome.readings, clock.now());
+      // Last, with turns for the event loop between readings: 50,000 positions take a while to sum up. The first
+      // slice in a turn of its own: this one had the commit and the counts above.
+      if (outcome.ok) {
+        await nextTurn();
+        await metrics.setReadingsYielding(outcome.poll, outcome.readings, clock.now());
+      }
     },
   });
 
