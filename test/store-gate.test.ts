@@ -3,6 +3,7 @@
  * else runs a statement on the connection meanwhile — what waits at the gate runs after the commit (or the rollback)
  * and sees the transaction whole or not at all; a statement that did not wait is refused, never folded into it.
  */
+import { stat } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { openStore, StoreError, type Store } from '../src/store/index.js';
@@ -56,6 +57,24 @@ it('gives the event loop turns while it is open, and commits every step', async 
   expect(busy.filter(Boolean).length).toBeGreaterThanOrEqual(10);
   expect(store.gate.busy).toBe(false);
   expect(rows(store)).toHaveLength(20);
+});
+
+it('commits in a turn of its own: a timer due during the last slice runs before the commit, with the transaction open', async () => {
+  const store = fresh();
+  let seen: { busy: boolean; inTransaction: boolean } | undefined;
+  // Begun from an I/O callback, as a poll's transaction may be (after the response's last chunk): from there, one
+  // immediate would still run before the loop looks at its timers.
+  await new Promise<void>((resolve) => stat(store.path, () => resolve()));
+  const txn = store.transactionYielding(function* () {
+    insert(store, 'last');
+    // The last step: a timer comes due while it runs (no pause after it: the generator ends here).
+    setTimeout(() => (seen = { busy: store.gate.busy, inTransaction: store.db.inTransaction }), 0);
+    const until = performance.now() + 5;
+    while (performance.now() < until);
+  });
+  await txn;
+  expect(seen).toEqual({ busy: true, inTransaction: true });
+  expect(rows(store)).toEqual(['last']);
 });
 
 it('refuses a statement from outside its steps while it is open, instead of folding it into the transaction', async () => {

@@ -13,7 +13,7 @@
  * Yielding transactions themselves queue: one is open at a time.
  */
 import type Database from 'better-sqlite3';
-import { nextTurn, runYielding, SLICE_MS, type Steps } from '../yielding.js';
+import { afterIo, runYielding, SLICE_MS, type Steps } from '../yielding.js';
 import { StoreError } from './errors.js';
 
 /** The gate of one connection. */
@@ -138,8 +138,9 @@ export function createGate(db: Database.Database): TransactionGate {
           }
         }
         const value = await runYielding(stepped(), opts.sliceMs ?? SLICE_MS);
-        // The commit (it writes the pages the cache still holds) in a turn of its own, not after the last slice's.
-        await nextTurn();
+        // The commit (it writes the pages the cache still holds) in a turn of its own, not after the last slice's: a
+        // turn that takes in the timers and sockets also when the last slice ran from an I/O callback.
+        await afterIo();
         setStepping(self, true);
         db.exec('COMMIT');
         return value;
