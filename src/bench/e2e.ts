@@ -17,6 +17,9 @@ import { benchConfigYaml } from './config.js';
 import { deployedEnv, mallocNote, startDaemonChild } from './daemon-proc.js';
 import { assertPollsOk } from './poll-log.js';
 
+/** B5's p99 is over at least this many scrapes in a full run (with fewer, it is their maximum). */
+const MIN_SCRAPES = 120;
+
 /** The small watch of target B6s: what the daemon costs for 200 markets (Prometheus + Alertmanager: ~85 MB together). */
 const SMALL_MARKETS = 200;
 
@@ -34,7 +37,7 @@ const median = (xs: number[]) => summarize(xs).median;
 
 async function e2e(ctx: BenchContext): Promise<void> {
   const sim = await ctx.simulator();
-  const r = await runChild({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'daemon.db'), reps: ctx.heavyReps, markets: ctx.markets, scrapeWhilePolling: true });
+  const r = await runChild({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'daemon.db'), reps: ctx.heavyReps, markets: ctx.markets, scrapeWhilePolling: true, minScrapes: ctx.quick ? 0 : MIN_SCRAPES });
   const s = summarize(r.markets.subject);
   ctx.row({
     name: 'e2e.markets',
@@ -66,7 +69,7 @@ async function e2e(ctx: BenchContext): Promise<void> {
     ctx.figure('scrape_polling_p99_ms', percentile(ms, 0.99));
     ctx.note(
       `e2e.metrics.polling: another process GETs the daemon's /metrics every ${SCRAPE_EVERY_MS} ms (one at a time, to the last byte) while ${polls} markets polls run ` +
-        `back to back, after the timed runs above: ${ms.length} scrapes, p99 ${percentile(ms, 0.99).toFixed(0)} ms${ms.length < 100 ? ' (under 100 scrapes: the p99 is the max)' : ''}, ` +
+        `back to back, after the timed runs above: ${ms.length} scrapes, p99 ${percentile(ms, 0.99).toFixed(0)} ms${ms.length < 100 ? ' (under 100 scrapes: the p99 is the max)' : `, max ${Math.max(...ms).toFixed(0)} ms`}, ` +
         `${ms.filter((v) => v > 100).length} over 100 ms (a scrape waits at most for one slice of the poll's transaction, or a block of the event loop).`,
     );
   }
