@@ -6,6 +6,7 @@
 // First: the daemon's heap settings, before the modules below load (the bare baselines run under them too).
 import './heap-first.js';
 import { statSync } from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { Gauge, Registry } from 'prom-client';
 import { request } from 'undici';
 import { startDaemon } from '../daemon.js';
@@ -46,6 +47,8 @@ export interface E2eResult {
   /** Longest block while a poll's transaction was open, and outside one (the bare baseline's own blocks taken out), ms. */
   insideMaxMs: { markets: number; positions: number };
   outsideMaxMs: { markets: number; positions: number };
+  /** The collector's pauses within the longest block inside and outside the transaction, ms. */
+  gcInLongestMs: { inside: { markets: number; positions: number }; outside: { markets: number; positions: number } };
   rssMb: number;
   heapUsedMb: number;
   history: { rows: number; bytes: number; polls: number; byKind: Record<string, { rows: number; fieldBytes: number }> };
@@ -85,6 +88,13 @@ function blockProbe(store: Pick<Store, 'transactionYielding'>) {
       open.push([t0, performance.now()]);
     }
   };
+  // The collector's pauses, to say how much of the longest blocks they were (the bare runs' garbage is collected
+  // whenever the heap fills, on the daemon's time too).
+  const pauses: Array<[number, number]> = [];
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) pauses.push([e.startTime, e.startTime + e.duration]);
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   let last = performance.now();
   let ticked: Array<() => void> = [];
   const timer = setInterval(() => {
@@ -96,16 +106,23 @@ function blockProbe(store: Pick<Store, 'transactionYielding'>) {
   }, 5);
   return {
     /** Longest a transaction stayed open, and the longest block while one was open and outside; starts afresh. */
-    take(): { txn: number; inside: number; outside: number } {
+    take(): { txn: number; inside: number; outside: number; insideGc: number; outsideGc: number } {
       const txn = Math.max(0, ...open.map(([a, b]) => b - a));
       const overlaps = (runs: Array<[number, number]>) => ([a, b]: [number, number]) => runs.some(([x, y]) => a < y && b > x);
       const daemons = gaps.filter((g) => !overlaps(bare)(g));
-      const inside = Math.max(0, ...daemons.filter(overlaps(open)).map(([a, b]) => b - a));
-      const outside = Math.max(0, ...daemons.filter((g) => !overlaps(open)(g)).map(([a, b]) => b - a));
+      const longest = (list: Array<[number, number]>) => list.reduce<[number, number] | undefined>((m, g) => (!m || g[1] - g[0] > m[1] - m[0] ? g : m), undefined);
+      // The collector's time inside a block.
+      const gcIn = (g: [number, number] | undefined) =>
+        g ? pauses.reduce((sum, [x, y]) => sum + Math.max(0, Math.min(y, g[1]) - Math.max(x, g[0])), 0) : 0;
+      const inBlock = longest(daemons.filter(overlaps(open)));
+      const outBlock = longest(daemons.filter((g) => !overlaps(open)(g)));
+      const span = (g: [number, number] | undefined) => (g ? g[1] - g[0] : 0);
       open.length = 0;
       gaps.length = 0;
       bare.length = 0;
-      return { txn, inside, outside };
+      const r = { txn, inside: span(inBlock), outside: span(outBlock), insideGc: gcIn(inBlock), outsideGc: gcIn(outBlock) };
+      pauses.length = 0;
+      return r;
     },
     /**
      * Resolves at the timer's next turn: a block is noted only when the timer runs after it, so a phase's last block
@@ -121,7 +138,10 @@ function blockProbe(store: Pick<Store, 'transactionYielding'>) {
         bare.push([t0, performance.now()]);
       }
     },
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(timer);
+      gcObserver.disconnect();
+    },
   };
 }
 
@@ -235,6 +255,10 @@ try {
     txnMaxMs: { markets: marketsBlocks.txn, positions: positionsBlocks.txn },
     insideMaxMs: { markets: marketsBlocks.inside, positions: positionsBlocks.inside },
     outsideMaxMs: { markets: marketsBlocks.outside, positions: positionsBlocks.outside },
+    gcInLongestMs: {
+      inside: { markets: marketsBlocks.insideGc, positions: positionsBlocks.insideGc },
+      outside: { markets: marketsBlocks.outsideGc, positions: positionsBlocks.outsideGc },
+    },
     rssMb: mem.rss / 1e6,
     heapUsedMb: mem.heapUsed / 1e6,
     history: { rows: history, bytes, polls, byKind: Object.fromEntries(byKind.map((k) => [k.kind, { rows: k.n, fieldBytes: k.fieldBytes }])) },

@@ -34,6 +34,7 @@ async function runChild(input: E2eInput): Promise<E2eResult> {
 }
 
 const median = (xs: number[]) => summarize(xs).median;
+const gcMs = (g: { markets: number; positions: number }) => `${g.markets.toFixed(0)} / ${g.positions.toFixed(0)} ms`;
 
 async function e2e(ctx: BenchContext): Promise<void> {
   const sim = await ctx.simulator();
@@ -84,7 +85,9 @@ async function e2e(ctx: BenchContext): Promise<void> {
       `and ${r.loopMaxMs.positions.toFixed(0)} ms during the positions polls (/metrics and /healthz wait that long at most). ` +
       `The poll's store transaction stayed open (in slices) up to ${r.txnMaxMs.markets.toFixed(0)} ms markets, ${r.txnMaxMs.positions.toFixed(0)} ms positions; ` +
       `the longest block while it was open: ${r.insideMaxMs.markets.toFixed(0)} ms markets, ${r.insideMaxMs.positions.toFixed(0)} ms positions; ` +
-      `outside it: ${r.outsideMaxMs.markets.toFixed(0)} ms markets, ${r.outsideMaxMs.positions.toFixed(0)} ms positions.`,
+      `outside it: ${r.outsideMaxMs.markets.toFixed(0)} ms markets, ${r.outsideMaxMs.positions.toFixed(0)} ms positions ` +
+      `(of which the collector's pauses: inside ${gcMs(r.gcInLongestMs.inside)}, outside ${gcMs(r.gcInLongestMs.outside)}; ` +
+      `the bare parts' garbage, made in this process, is collected on the daemon's time too).`,
   );
   ctx.note(
     `e2e.markets: its bare parts, timed turn about with the poll — the query fetched and JSON.parse'd ${median(r.markets.fetch).toFixed(0)} ms, ` +
