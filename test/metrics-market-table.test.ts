@@ -37,6 +37,22 @@ describe('the market table, replaced in steps', () => {
     expect(after).toContain('m1049/ethereum=2');
   });
 
+  it('gives a market one series: a poll that reports a new market twice, owners that join and leave', () => {
+    const t = new MarketTable([]);
+    t.replace('a', [row('m1', 1), row('m2', 1), row('m1', 2)]);
+    expect(samples(t)).toEqual(['m1/ethereum=2', 'm2/ethereum=1']);
+    const bytes = t.labelBytes;
+    expect(bytes).toBeGreaterThan(0);
+    // b reports m1 too (joins it), a leaves: m1 stays with b's value; m2 goes.
+    t.replace('b', [row('m1', 3)]);
+    expect(t.labelBytes).toBe(bytes);
+    t.forget('a');
+    expect(samples(t)).toEqual(['m1/ethereum=3']);
+    t.forget('b');
+    expect(t.size).toBe(0);
+    expect(t.labelBytes).toBe(0);
+  });
+
   it('ends, interleaved with other owners\' replaces and forgets, as the same changes made one after another in the order they finished', () => {
     for (let seed = 1; seed <= 150; seed++) {
       const rnd = mulberry32(seed);
@@ -81,15 +97,25 @@ describe('the market table, replaced in steps', () => {
       }
 
       const oneByOne = new MarketTable([]);
+      // The model: each owner's rows as its last finished change left them.
+      const owned = new Map<string, MarketRow[]>();
       for (const op of finished) {
         if (op.rows === undefined) oneByOne.forget(op.owner);
         else runSync(oneByOne.replaceSteps(op.owner, op.rows));
+        if (op.rows === undefined || op.rows.length === 0) owned.delete(op.owner);
+        else owned.set(op.owner, op.rows);
       }
       expect(samples(stepped), `seed ${seed}`).toEqual(samples(oneByOne));
       expect(stepped.size, `seed ${seed}`).toBe(oneByOne.size);
+      // One series per market, and the markets are those some owner reports now.
+      const shown = samples(stepped).map((x) => x.replace(/=.*$/, ''));
+      expect(new Set(shown).size, `seed ${seed}`).toBe(shown.length);
+      const reported = new Set([...owned.values()].flat().map((r) => `${r.labels.market_id}/${r.labels.chain}`));
+      expect(new Set(shown), `seed ${seed}`).toEqual(reported);
       // Every owner gone: no entry is left behind by a count of owners gone wrong.
       for (const owner of ['a', 'b', 'c']) stepped.forget(owner);
       expect(stepped.size, `seed ${seed}`).toBe(0);
+      expect(stepped.labelBytes, `seed ${seed}`).toBe(0);
       expect(samples(stepped)).toEqual([]);
     }
   });

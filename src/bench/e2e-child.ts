@@ -10,6 +10,7 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { Gauge, Registry } from 'prom-client';
 import { request } from 'undici';
 import { startDaemon } from '../daemon.js';
+import { nextTurn } from '../yielding.js';
 import { loadBenchConfig } from './config.js';
 import { pollLog, type PollLine } from './poll-log.js';
 import { bareAgent, barePositions, metricsBody } from './sim.js';
@@ -187,6 +188,8 @@ try {
   probe.take();
   const markets = await timePair({ run: () => daemon.pollNow('markets') }, { run: bare }, input.reps);
   await probe.settle();
+  // The collector's entries come in a later phase of the loop than the timer's turn.
+  await nextTurn();
   const marketsBlocks = probe.take();
   const marketLines = lines.filter((l) => l.poll === 'markets').slice(input.reps.warmup);
   assertAllOk(lines, 'markets', input.reps.warmup + input.reps.runs);
@@ -211,6 +214,8 @@ try {
   const positionRuns = Math.max(1, Math.ceil(input.reps.runs / 2));
   const positions = await timePair({ run: () => daemon.pollNow('positions') }, { run: bareParts }, { warmup: 0, runs: positionRuns });
   await probe.settle();
+  // The collector's entries come in a later phase of the loop than the timer's turn.
+  await nextTurn();
   const positionsBlocks = probe.take();
   probe.stop();
   bareStore.db.close();
