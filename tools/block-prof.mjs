@@ -7,27 +7,15 @@
 //   node tools/block-prof.mjs dist 8 markets      # or positions
 //   GAP=20 TOP=6 node tools/block-prof.mjs dist 8 markets
 import { Session } from 'node:inspector/promises';
-import { mkdtempSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { tmpdir } from 'node:os';
+import { resolve } from 'node:path';
+import { startLocalDaemon } from './local-daemon.mjs';
 import { PerformanceObserver } from 'node:perf_hooks';
 const dist = resolve(process.argv[2] ?? 'dist');
 const N = Number(process.argv[3] ?? 8);
 const POLL = process.argv[4] ?? 'markets';
 const GAP = Number(process.env.GAP ?? 30);
 const TOP = Number(process.env.TOP ?? 8);
-await import(join(dist, 'bench/heap-first.js'));
-const { startChildSimulator } = await import(join(dist, 'bench/sim.js'));
-const { loadBenchConfig } = await import(join(dist, 'bench/config.js'));
-const { startDaemon } = await import(join(dist, 'daemon.js'));
-const { createLogger } = await import(join(dist, 'log.js'));
-const sim = await startChildSimulator({ markets: 10000, positions: 50000 });
-const dir = mkdtempSync(join(tmpdir(), 'blockprof-'));
-const config = loadBenchConfig({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(dir, 'd.db'), rules: 'starter', polls: ['markets', 'positions', 'benchmarks'] });
-const log = createLogger({ level: 'warn', write: () => undefined });
-const daemon = await startDaemon({ config, log, consoleOut: { write: () => true } });
-await Promise.all(['markets', 'positions', 'benchmarks'].map((p) => daemon.pollNow(p)));
-for (let i = 0; i < 2; i++) await daemon.pollNow(POLL);
+const { daemon, stop } = await startLocalDaemon(dist, { poll: POLL, prefix: 'blockprof-' });
 
 const s = new Session();
 s.connect();
@@ -87,6 +75,5 @@ for (const g of gaps.slice(0, TOP)) {
   console.log(`  self:\n      ${top(self, 6)}`);
   console.log(`  ours:\n      ${top(mine, 6)}`);
 }
-await daemon.stop?.();
-await sim.stop?.();
+await stop();
 process.exit(0);

@@ -9,25 +9,14 @@
 //   node tools/poll-prof.mjs dist 12 markets      # or positions (4 is enough: each is ~3 s)
 //   ALLOC=1 node tools/poll-prof.mjs dist 4 markets
 import { Session } from 'node:inspector/promises';
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { startLocalDaemon } from './local-daemon.mjs';
 const dist = resolve(process.argv[2] ?? 'dist');
 const N = Number(process.argv[3] ?? 12);
 const POLL = process.argv[4] ?? 'markets';
-await import(join(dist, 'bench/heap-first.js'));
-const { startChildSimulator } = await import(join(dist, 'bench/sim.js'));
-const { loadBenchConfig } = await import(join(dist, 'bench/config.js'));
-const { startDaemon } = await import(join(dist, 'daemon.js'));
-const { createLogger } = await import(join(dist, 'log.js'));
-const sim = await startChildSimulator({ markets: 10000, positions: 50000 });
-const dir = mkdtempSync(join(tmpdir(), 'mktprof-'));
-const config = loadBenchConfig({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(dir, 'd.db'), rules: 'starter', polls: ['markets', 'positions', 'benchmarks'] });
 const lines = [];
-const log = createLogger({ level: 'info', write: (l) => { const o = JSON.parse(l); if (o.msg === 'poll') lines.push(o); } });
-const daemon = await startDaemon({ config, log, consoleOut: { write: () => true } });
-await Promise.all(['markets', 'positions', 'benchmarks'].map((p) => daemon.pollNow(p)));
-for (let i = 0; i < 2; i++) await daemon.pollNow(POLL);
+const { daemon, stop } = await startLocalDaemon(dist, { poll: POLL, prefix: 'mktprof-', level: 'info', onLine: (l) => { const o = JSON.parse(l); if (o.msg === 'poll') lines.push(o); } });
 const s = new Session(); s.connect();
 const ALLOC = process.env.ALLOC === '1';
 if (ALLOC) await s.post('HeapProfiler.enable');
@@ -44,5 +33,5 @@ else writeFileSync('/tmp/mkt.cpuprofile', JSON.stringify((await s.post('Profiler
 walls.sort((a, b) => a - b);
 const pl = lines.filter((l) => l.poll === POLL).slice(-N).map((l) => l.eval_ms).sort((a, b) => a - b);
 console.log(`${POLL} wall median ${walls[N >> 1].toFixed(0)} ms (min ${walls[0].toFixed(0)}), eval median ${pl[N >> 1]}`);
-await daemon.stop?.(); await sim.stop?.();
+await stop();
 process.exit(0);
