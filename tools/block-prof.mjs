@@ -4,10 +4,14 @@
 // longest gaps, their length, the collector's pauses inside them, and the functions the samples in them were in
 // (self time, and the innermost frame of lookout's own code on the stack).
 //
+// WARM=n: polls of that kind after the start-up ones before the measured ones (default 2; 0 measures the second poll).
+// BARE=1: between the polls, the bench's bare markets request in this process (fetch, UTF-8 decode, JSON.parse), as
+// the e2e bench runs it turn about with the polls; gaps that overlap a bare run are left out, as there.
+//
 //   node tools/block-prof.mjs dist 8 markets      # or positions
 //   GAP=20 TOP=6 node tools/block-prof.mjs dist 8 markets
 import { Session } from 'node:inspector/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { startLocalDaemon } from './local-daemon.mjs';
 import { PerformanceObserver } from 'node:perf_hooks';
 const dist = resolve(process.argv[2] ?? 'dist');
@@ -15,7 +19,10 @@ const N = Number(process.argv[3] ?? 8);
 const POLL = process.argv[4] ?? 'markets';
 const GAP = Number(process.env.GAP ?? 30);
 const TOP = Number(process.env.TOP ?? 8);
-const { daemon, stop } = await startLocalDaemon(dist, { poll: POLL, prefix: 'blockprof-' });
+const { daemon, sim, stop } = await startLocalDaemon(dist, { poll: POLL, prefix: 'blockprof-', warm: Number(process.env.WARM ?? 2) });
+const BARE = process.env.BARE === '1';
+const { bareMetricsText } = await import(join(dist, 'bench/sim.js'));
+const bareRuns = [];
 
 const s = new Session();
 s.connect();
@@ -39,7 +46,13 @@ const obs = new PerformanceObserver((list) => {
 obs.observe({ entryTypes: ['gc'] });
 const wallToMono = Number(process.hrtime.bigint() / 1000n) - Math.round((performance.timeOrigin + performance.now()) * 1000);
 
-for (let i = 0; i < N; i++) await daemon.pollNow(POLL);
+for (let i = 0; i < N; i++) {
+  await daemon.pollNow(POLL);
+  if (!BARE) continue;
+  const from = nowUs();
+  JSON.parse(await bareMetricsText(sim, 10000));
+  bareRuns.push([from, nowUs()]);
+}
 clearInterval(timer);
 obs.disconnect();
 const { profile } = await s.post('Profiler.stop');
@@ -55,6 +68,8 @@ const innerOurs = (n) => {
 };
 let t = profile.startTime;
 const samples = profile.samples.map((id, k) => ({ node: byId.get(id), at: (t += profile.timeDeltas[k]) }));
+// A gap that overlaps a bare run is the bare run's (BARE=1).
+for (let k = gaps.length - 1; k >= 0; k--) if (bareRuns.some(([x, y]) => gaps[k].from < y && gaps[k].to > x)) gaps.splice(k, 1);
 gaps.sort((a, b) => b.to - b.from - (a.to - a.from));
 console.log(`${POLL}: ${N} polls, ${gaps.length} gaps over ${GAP} ms; longest ${gaps.slice(0, 10).map((g) => ((g.to - g.from) / 1000).toFixed(0)).join(', ')} ms`);
 const top = (m, k) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([f, us]) => `${(us / 1000).toFixed(1)} ${f}`).join('\n      ');

@@ -1,11 +1,12 @@
 // The real daemon (startDaemon, the shipped starter rules) in this process on the bench's simulator (a child process)
 // at SPEC §8 scale, for the profiling tools: built from `dist` (a build of any commit), its first polls done, then
-// two more of `poll` so that the ones a tool looks at are warm. `onLine` gets each JSON log line at `level`.
+// `warm` more of `poll` (default 2) so that the ones a tool looks at are warm. `onLine` gets each JSON log line at `level`. Returns the
+// daemon, the simulator (bench/sim.js's ChildSimulator) and a stop.
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 
-export async function startLocalDaemon(dist, { poll = 'markets', prefix = 'lookout-tool-', level = 'warn', onLine = () => undefined } = {}) {
+export async function startLocalDaemon(dist, { poll = 'markets', warm = 2, prefix = 'lookout-tool-', level = 'warn', onLine = () => undefined } = {}) {
   await import(join(dist, 'bench/heap-first.js'));
   const { startChildSimulator } = await import(join(dist, 'bench/sim.js'));
   const { loadBenchConfig } = await import(join(dist, 'bench/config.js'));
@@ -17,9 +18,10 @@ export async function startLocalDaemon(dist, { poll = 'markets', prefix = 'looko
   const log = createLogger({ level, write: onLine });
   const daemon = await startDaemon({ config, log, consoleOut: { write: () => true } });
   await Promise.all(['markets', 'positions', 'benchmarks'].map((p) => daemon.pollNow(p)));
-  for (let i = 0; i < 2; i++) await daemon.pollNow(poll);
+  for (let i = 0; i < warm; i++) await daemon.pollNow(poll);
   return {
     daemon,
+    sim,
     async stop() {
       await daemon.stop?.();
       await sim.stop?.();
