@@ -48,6 +48,12 @@ export interface E2eResult {
   /** Longest block while a poll's transaction was open, and outside one (the bare baseline's own blocks taken out), ms. */
   insideMaxMs: { markets: number; positions: number };
   outsideMaxMs: { markets: number; positions: number };
+  /**
+   * Where the markets polls' longest block outside the transaction began: in which of the markets runs (0: the first
+   * warm-up; -1: none), ms after its start; and when the checkpointer's worker started, ms after the first run's start
+   * (null: before the markets runs, or never). Null, not NaN: the result crosses IPC as JSON.
+   */
+  outsideWhere: { run: number; afterMs: number | null; checkpointerMs: number | null };
   /** The collector's pauses within the longest block inside and outside the transaction, ms. */
   gcInLongestMs: { inside: { markets: number; positions: number }; outside: { markets: number; positions: number } };
   rssMb: number;
@@ -107,7 +113,7 @@ function blockProbe(store: Pick<Store, 'transactionYielding'>) {
   }, 5);
   return {
     /** Longest a transaction stayed open, and the longest block while one was open and outside; starts afresh. */
-    take(): { txn: number; inside: number; outside: number; insideGc: number; outsideGc: number } {
+    take(): { txn: number; inside: number; outside: number; insideGc: number; outsideGc: number; outsideAt: number } {
       const txn = Math.max(0, ...open.map(([a, b]) => b - a));
       const overlaps = (runs: Array<[number, number]>) => ([a, b]: [number, number]) => runs.some(([x, y]) => a < y && b > x);
       const daemons = gaps.filter((g) => !overlaps(bare)(g));
@@ -121,7 +127,7 @@ function blockProbe(store: Pick<Store, 'transactionYielding'>) {
       open.length = 0;
       gaps.length = 0;
       bare.length = 0;
-      const r = { txn, inside: span(inBlock), outside: span(outBlock), insideGc: gcIn(inBlock), outsideGc: gcIn(outBlock) };
+      const r = { txn, inside: span(inBlock), outside: span(outBlock), insideGc: gcIn(inBlock), outsideGc: gcIn(outBlock), outsideAt: outBlock?.[0] ?? NaN };
       pauses.length = 0;
       return r;
     },
@@ -146,9 +152,21 @@ function blockProbe(store: Pick<Store, 'transactionYielding'>) {
   };
 }
 
+/** The run a block at `at` fell in, and how far into it; the checkpointer's start after the first run's. */
+function where(at: number, starts: readonly number[], checkpointerAt: number): E2eResult['outsideWhere'] {
+  let run = -1;
+  for (let i = 0; i < starts.length; i++) if (starts[i]! <= at) run = i;
+  const first = starts[0] ?? NaN;
+  return { run, afterMs: run >= 0 ? at - starts[run]! : null, checkpointerMs: checkpointerAt >= first ? checkpointerAt - first : null };
+}
+
 const input = JSON.parse(process.argv[2] ?? '{}') as E2eInput;
 const lines: PollLine[] = [];
-const log = pollLog(lines);
+/** When the daemon's checkpointer started its worker (performance.now()), if it did. */
+let checkpointerAt = NaN;
+const log = pollLog(lines, (msg) => {
+  if (msg === 'checkpointer_started') checkpointerAt = performance.now();
+});
 // The markets poll's limit is the world's markets: the query brings each one's newest row, as the bare request asks for
 // (the quick run's 2,000 markets under the §8 limit of 10,000 read five rows a market, against the bare request's one).
 const config = loadBenchConfig({ ...input, rules: 'starter', polls: ['markets', 'positions', 'benchmarks'], marketsLimit: input.markets });
@@ -188,7 +206,17 @@ try {
   // How long the poll holds the event loop at once is how long /metrics and /healthz wait.
   const probe = blockProbe(daemon.store);
   probe.take();
-  const markets = await timePair({ run: () => daemon.pollNow('markets') }, { run: bare }, input.reps);
+  const marketStarts: number[] = [];
+  const markets = await timePair(
+    {
+      run: () => {
+        marketStarts.push(performance.now());
+        return daemon.pollNow('markets');
+      },
+    },
+    { run: bare },
+    input.reps,
+  );
   await probe.settle();
   // The collector's entries come in a later phase of the loop than the timer's turn.
   await nextTurn();
@@ -262,6 +290,7 @@ try {
     txnMaxMs: { markets: marketsBlocks.txn, positions: positionsBlocks.txn },
     insideMaxMs: { markets: marketsBlocks.inside, positions: positionsBlocks.inside },
     outsideMaxMs: { markets: marketsBlocks.outside, positions: positionsBlocks.outside },
+    outsideWhere: where(marketsBlocks.outsideAt, marketStarts, checkpointerAt),
     gcInLongestMs: {
       inside: { markets: marketsBlocks.insideGc, positions: positionsBlocks.insideGc },
       outside: { markets: marketsBlocks.outsideGc, positions: positionsBlocks.outsideGc },

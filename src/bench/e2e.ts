@@ -35,6 +35,9 @@ async function runChild(input: E2eInput): Promise<E2eResult> {
 
 const median = (xs: number[]) => summarize(xs).median;
 const gcMs = (g: { markets: number; positions: number }) => `${g.markets.toFixed(0)} / ${g.positions.toFixed(0)} ms`;
+const where = (w: E2eResult['outsideWhere']) =>
+  `${w.run < 0 || w.afterMs === null ? 'before the first run (or there was none)' : `${w.afterMs.toFixed(0)} ms into run ${w.run} (0: the warm-up)`}` +
+  `; the checkpointer's worker started ${w.checkpointerMs === null ? 'before the markets runs (or not at all)' : `${w.checkpointerMs.toFixed(0)} ms after the first run's start`}`;
 
 async function e2e(ctx: BenchContext): Promise<void> {
   const sim = await ctx.simulator();
@@ -87,7 +90,8 @@ async function e2e(ctx: BenchContext): Promise<void> {
       `the longest block while it was open: ${r.insideMaxMs.markets.toFixed(0)} ms markets, ${r.insideMaxMs.positions.toFixed(0)} ms positions; ` +
       `outside it: ${r.outsideMaxMs.markets.toFixed(0)} ms markets, ${r.outsideMaxMs.positions.toFixed(0)} ms positions ` +
       `(of which the collector's pauses: inside ${gcMs(r.gcInLongestMs.inside)}, outside ${gcMs(r.gcInLongestMs.outside)}; ` +
-      `the bare parts' garbage, made in this process, is collected on the daemon's time too).`,
+      `the bare parts' garbage, made in this process, is collected on the daemon's time too). ` +
+      `The markets polls' longest block outside began ${where(r.outsideWhere)}.`,
   );
   ctx.note(
     `e2e.markets: its bare parts, timed turn about with the poll — the query fetched and JSON.parse'd ${median(r.markets.fetch).toFixed(0)} ms, ` +

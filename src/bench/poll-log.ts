@@ -11,12 +11,16 @@ export interface PollLine {
   outcome: string;
 }
 
-/** A logger that appends each `poll` line to `lines` and writes error lines to stderr, nothing else. */
-export function pollLog(lines: PollLine[]): Logger {
+/**
+ * A logger that appends each `poll` line to `lines` and writes error lines to stderr, nothing else; `seen` gets every
+ * line's message.
+ */
+export function pollLog(lines: PollLine[], seen?: (msg: string) => void): Logger {
   return createLogger({
     level: 'info',
     write: (line) => {
       const o = JSON.parse(line) as { msg?: string; level?: string } & PollLine;
+      if (o.msg !== undefined) seen?.(o.msg);
       if (o.msg === 'poll') lines.push(o);
       else if (o.level === 'error') process.stderr.write(line + '\n');
     },
