@@ -459,6 +459,32 @@ describe('transport', () => {
     }
   });
 
+  it('reads a body of many chunks whole, with a Content-Length and without one (chunked, its buffer growing)', async () => {
+    // ~600 KB of rows in 4 KB writes: ten times the first buffer a body without a length gets.
+    // All ASCII (copied as it is), and with a non-ASCII label (decoded as UTF-8).
+    for (const [declared, odd] of [[true, 'base'], [false, 'base'], [true, 'bäse'], [false, 'bäse']] as const) {
+      const rows = Array.from({ length: 3000 }, (_, i) => ({ market_id: `m${i}`, chain: i % 100 === 0 ? odd : 'base', note: 'x'.repeat(150) }));
+      const json = Buffer.from(JSON.stringify({ data: { metrics: rows } }), 'utf8');
+      const srv = await rawServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', ...(declared ? { 'content-length': String(json.length) } : {}) });
+        let at = 0;
+        const next = () => {
+          if (at >= json.length) return void res.end();
+          const part = json.subarray(at, (at += 4096));
+          res.write(part, () => setImmediate(next));
+        };
+        next();
+      });
+      try {
+        const c = createDataServiceClient(sourceConfig({ url: srv.url, catalogUrl: srv.url }));
+        clients.push(c);
+        expect(await c.metrics({ limit: rows.length }), `content-length: ${declared}, ${odd}`).toEqual(rows);
+      } finally {
+        await srv.close();
+      }
+    }
+  });
+
   it('sends through a dispatcher passed in, and leaves it open on close()', async () => {
     const agent = new Agent();
     try {

@@ -188,7 +188,8 @@ export class HttpClient {
       status = res.statusCode;
       const ra = res.headers['retry-after'];
       retryAfter = Array.isArray(ra) ? ra[0] : ra;
-      body = await bodyText(res.body);
+      const length = Number(res.headers['content-length']);
+      body = await bodyText(res.body, Number.isSafeInteger(length) ? length : undefined);
     } catch (err) {
       if (req.signal?.aborted) throw err;
       if (deadline.signal.aborted || isTimeout(err)) {
@@ -280,23 +281,35 @@ function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** A Content-Length up to this is trusted to size the body's buffer up front; past it the buffer grows as bytes come. */
+const PRESIZE_MAX = 64 * 1024 * 1024;
+/** The body's buffer when the length is not known (it doubles as the bytes come). */
+const FIRST_BUFFER = 64 * 1024;
+
 /**
  * The body as text (what `body.text()` gives: UTF-8, a leading BOM dropped, bad bytes as U+FFFD) and how many bytes
- * came (an error says that, not the text's UTF-16 length), decoded once when
- * it ends. Its chunks are kept as bytes meanwhile, outside V8's heap: decoded as they came, a 9 MB markets answer
- * was 9 MB of chunk strings that lived long enough to be promoted and then 9 MB more joined, a full collection's worth
- * of the old generation's growth a poll (src/heap-growth.ts). A body all ASCII (JSON nearly always is: non-ASCII text
- * may come escaped) is its own text, byte for byte: checked (simdutf, ~0.1 ms for 9 MB) and copied as Latin-1, where
- * the UTF-8 decode of 9 MB held the event loop for 18–28 ms in a poll (issue 14, B9; 0.7 against 6.4 ms alone).
+ * came (an error says that, not the text's UTF-16 length), decoded once when it ends. Its bytes are kept meanwhile
+ * outside V8's heap: decoded as they came, a 9 MB markets answer was 9 MB of chunk strings that lived long enough to
+ * be promoted and then 9 MB more joined, a full collection's worth of the old generation's growth a poll
+ * (src/heap-growth.ts). They are copied into one buffer as each chunk comes, sized from `declared` (Content-Length)
+ * when there is one: joining the chunks at the end (`Buffer.concat`) was a 9 MB copy into fresh pages in one block,
+ * 22–29 ms in the bench's full run (issue 14, B9). A body all ASCII (JSON nearly always is: non-ASCII text may come
+ * escaped) is its own text, byte for byte: checked (simdutf, ~0.1 ms for 9 MB) and copied as Latin-1, where the
+ * UTF-8 decode of 9 MB held the event loop for 18–28 ms in a poll (0.7 against 6.4 ms alone).
  */
-async function bodyText(body: AsyncIterable<Uint8Array>): Promise<{ text: string; bytes: number }> {
-  const chunks: Uint8Array[] = [];
+async function bodyText(body: AsyncIterable<Uint8Array>, declared?: number): Promise<{ text: string; bytes: number }> {
+  let buf = Buffer.allocUnsafe(declared !== undefined && declared > 0 && declared <= PRESIZE_MAX ? declared : FIRST_BUFFER);
   let length = 0;
   for await (const chunk of body) {
-    chunks.push(chunk);
+    if (length + chunk.length > buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(2 * buf.length, length + chunk.length));
+      buf.copy(grown, 0, 0, length);
+      buf = grown;
+    }
+    buf.set(chunk, length);
     length += chunk.length;
   }
-  const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
-  const text = isAscii(all) ? Buffer.from(all.buffer, all.byteOffset, all.byteLength).toString('latin1') : new TextDecoder().decode(all);
+  const all = buf.subarray(0, length);
+  const text = isAscii(all) ? all.toString('latin1') : new TextDecoder().decode(all);
   return { text, bytes: length };
 }
