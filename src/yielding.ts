@@ -77,38 +77,9 @@ export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmedia
  */
 export const afterIo = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
-/** Runs of {@link runYielding} waiting for their next slice, first come first served. */
-const waitingForSlice: Array<() => void> = [];
-let sliceTurnQueued = false;
-
-/** Lets the first run that waits go on, and queues the next turn's for the rest. */
-function giveSlice(): void {
-  const next = waitingForSlice.shift();
-  // Queued from an immediate: it runs in the next turn of the event loop, after its timers and sockets.
-  sliceTurnQueued = waitingForSlice.length > 0;
-  if (sliceTurnQueued) setImmediate(giveSlice);
-  next?.();
-}
-
-/**
- * Resolves when this run's next slice may go: one slice a turn of the event loop among every run that waits, so
- * that runs going on side by side (a page's parse and the last page's reading, a scrape's render during a poll) do not
- * add up to one long block, each taking its slice in the same turn (issue 14, B9).
- */
-function nextSlice(): Promise<void> {
-  return new Promise((resolve) => {
-    waitingForSlice.push(resolve);
-    if (!sliceTurnQueued) {
-      sliceTurnQueued = true;
-      setImmediate(giveSlice);
-    }
-  });
-}
-
 /**
  * Runs the steps, giving the event loop a turn each time a slice has run `sliceMs` or longer ({@link DRAIN_SLICE_MS}
- * while a response waits for its socket: {@link outputWaiting}). The first slice runs at once; each later one waits
- * for its turn among the runs going on at the same time: one slice a turn among them all.
+ * while a response waits for its socket: {@link outputWaiting}).
  */
 export async function runYielding<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promise<T> {
   let start = performance.now();
@@ -116,7 +87,7 @@ export async function runYielding<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promi
     const r = steps.next();
     if (r.done) return r.value;
     if (performance.now() - start >= sliceNow(sliceMs)) {
-      await nextSlice();
+      await nextTurn();
       start = performance.now();
     }
   }

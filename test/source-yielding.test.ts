@@ -146,33 +146,3 @@ describe('a turn that takes in timers and sockets (afterIo)', () => {
     expect(order).toEqual(['nextTurn', 'timer', 'afterIo']);
   });
 });
-
-describe('runs side by side (runYielding)', () => {
-  it('take one slice a turn among them all, each in its turn, and all finish', async () => {
-    const log: string[] = [];
-    function* steps(name: string, n: number): Steps<string> {
-      for (let i = 0; i < n; i++) {
-        log.push(name);
-        yield;
-      }
-      return name;
-    }
-    // A mark at every turn of the event loop: an immediate that queues the next one.
-    let marking = true;
-    const mark = () => {
-      log.push('|');
-      if (marking) setImmediate(mark);
-    };
-    setImmediate(mark);
-    // A slice of 0 ms: every step is a slice of its own.
-    const done = Promise.all([runYielding(steps('a', 6), 0), runYielding(steps('b', 6), 0), runYielding(steps('c', 6), 0)]);
-    expect(await done).toEqual(['a', 'b', 'c']);
-    marking = false;
-    // The first slice of each runs at once; after those, never two slices between two turns' marks.
-    const turns = log.join('').split('|').slice(1, -1);
-    expect(turns.filter((t) => t.length > 1)).toEqual([]);
-    // Each run went on: every step of every run is in the log, in turns taken first come first served.
-    expect(log.filter((x) => x !== '|').sort().join('')).toBe('aaaaaabbbbbbcccccc');
-    expect(turns.filter((t) => t.length === 1).slice(0, 6).join('')).toBe('abcabc');
-  });
-});
