@@ -307,43 +307,38 @@ export class MarketTable {
     // A poll without markets (positions, benchmarks) that had none before changes nothing: the rendered families stay.
     if (!this.byOwner.has(owner) && rows.length === 0) return;
     const version = this.version;
-    let plan = yield* this.plan(owner, rows, true);
-    if (this.version !== version) plan = runSync(this.plan(owner, rows, false));
+    let plan = yield* this.plan(owner, rows);
+    if (this.version !== version) plan = runSync(this.plan(owner, rows));
     this.swap(owner, plan);
   }
 
-  /** What {@link replaceSteps} changes, found against the table as it is; with `pause`, a step every few rows. */
-  private *plan(owner: string, rows: readonly MarketRow[], pause: boolean): Steps<Plan> {
+  /** What {@link replaceSteps} changes, found against the table as it is, a step every few rows. */
+  private *plan(owner: string, rows: readonly MarketRow[]): Steps<Plan> {
     const old = this.byOwner.get(owner);
     const next = new Map<Entry, number[]>();
-    const fresh: Entry[] = [];
-    const freshById = new Map<string, Entry[]>();
+    // New markets by their label text (made once for the entry's bytes): two rows of one poll for the same new market
+    // share one entry, as they would in the table.
+    const fresh = new Map<string, Entry>();
     const joined: Entry[] = [];
     for (let i = 0; i < rows.length; i++) {
-      if (pause && i > 0 && i % ROWS_PER_STEP === 0) yield;
+      if (i > 0 && i % ROWS_PER_STEP === 0) yield;
       const row = rows[i]!;
       let e = this.find(row.labels);
       if (e) {
         if (!next.has(e) && !old?.has(e)) joined.push(e);
       } else {
-        // Two rows of one poll for the same new market share one entry, as they would in the table.
-        const same = freshById.get(row.labels.market_id);
-        e = same?.find((f) => sameLabels(f.labels, row.labels));
-        if (!e) {
-          e = { labels: row.labels, bytes: Buffer.from(textOf(row.labels), 'utf8'), values: row.values, refs: 0 };
-          fresh.push(e);
-          if (same) same.push(e);
-          else freshById.set(row.labels.market_id, [e]);
-        }
+        const text = textOf(row.labels);
+        e = fresh.get(text);
+        if (!e) fresh.set(text, (e = { labels: row.labels, bytes: Buffer.from(text, 'utf8'), values: row.values, refs: 0 }));
       }
       next.set(e, row.values);
     }
     const gone: Entry[] = [];
-    if (old && old.size > next.size - fresh.length - joined.length) {
-      if (pause) yield;
+    if (old && old.size > next.size - fresh.size - joined.length) {
+      yield;
       for (const e of old.keys()) if (!next.has(e)) gone.push(e);
     }
-    return { next, fresh, joined, gone };
+    return { next, fresh: [...fresh.values()], joined, gone };
   }
 
   /** Puts a plan in as `owner`'s markets, in one pass without lookups. */

@@ -208,9 +208,8 @@ export class HttpClient {
       if (status === 204 || (text.trim() === '' && status !== 200)) return { ok: true, response: { status, body: null } };
       try {
         // In parts, giving the event loop a turn between them: a 10,000-market body is megabytes of JSON. A big body
-        // was just decoded in this turn (bodyText: ~10–25 ms for 9 MB): the parse's first slice waits until the loop
-        // has seen its timers and sockets, or the two held it at once (B9: blocks of 45–80 ms outside a markets
-        // poll's transaction).
+        // was just made text in this turn (bodyText: a 9 MB copy, up to ~25 ms when its pages are fresh): the parse's
+        // first slice waits until the loop has seen its timers and sockets, or the two held it at once (B9).
         if (text.length >= PARSED_IN_PARTS_FROM) await afterIo();
         return { ok: true, response: { status, body: await runYielding(parseJsonExactSteps(text)) } };
       } catch (err) {
