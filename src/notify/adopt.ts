@@ -4,7 +4,8 @@
  * takes them over as firing, since when they began, instead of starting their `for` again while Alertmanager's copy
  * runs out. Only alerts lookout posted are taken: they carry the `rule` label and the `lookout_entity` annotation.
  */
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { request } from '../net/undici.js';
 
 /** A firing alert found in Alertmanager that a replica may take over. */
 export interface AdoptCandidate {

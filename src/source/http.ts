@@ -8,7 +8,8 @@
  * parse, apply full jitter, or tell the caller why it gave up in a metric-ready reason.
  */
 import { isAscii } from 'node:buffer';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Pool } from '../net/undici.js';
 import { formatDuration } from '../config/duration.js';
 import { silentLogger, type Logger } from '../log.js';
 import { DataServiceError, SOURCE_CODES, scrubCause, type SourceCode } from './errors.js';
@@ -83,7 +84,7 @@ const AUTH_TEXT = 'API key missing or rejected';
 
 /** The HTTP layer shared by all endpoint calls of one client. */
 export class HttpClient {
-  private readonly pools = new Map<string, Pool>();
+  private readonly pools = new Map<string, InstanceType<typeof Pool>>();
   private readonly permits: Semaphore;
   private readonly sleep: Sleep;
   private readonly random: () => number;

@@ -1,5 +1,6 @@
 /** A JSON POST over undici that classifies failures for the retry stage; URLs (secrets) never reach the error. */
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { request } from '../../net/undici.js';
 import { NotifyError } from '../../errors.js';
 
 /** Parses Retry-After (seconds or an HTTP date) to ms; undefined when absent or unreadable. */

@@ -4,7 +4,7 @@
  * owns the backoff, as for the webhook. The token travels in the Authorization header and never reaches an error.
  */
 import type { FetchFunction, LogLevel, Logger as SlackLogger } from '@slack/web-api';
-import { fetch as undiciFetch } from 'undici';
+import { fetch as undiciFetch } from '../../net/undici.js';
 import { NotifyError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { NotifierDeps } from '../notifier-module.js';

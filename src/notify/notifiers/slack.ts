@@ -4,7 +4,7 @@
  * incident, edited in place, with a thread (slack-bot.ts).
  */
 import { IncomingWebhook, type FetchFunction } from '@slack/webhook';
-import { fetch as undiciFetch } from 'undici';
+import { fetch as undiciFetch } from '../../net/undici.js';
 import { NotifyError } from '../../errors.js';
 import type { Notifier } from '../message.js';
 import type { NotifierDeps, NotifierModule } from '../notifier-module.js';

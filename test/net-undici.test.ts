@@ -1,0 +1,109 @@
+/**
+ * undici's dispatchers without its index (src/net/undici.ts): the classes are the index's own, `request` behaves as
+ * undici's top-level one over a real loopback server, and the daemon's modules load without the index (B6s).
+ */
+import { execFile } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, Dispatcher, Pool, fetch, getGlobalDispatcher, request } from '../src/net/undici.js';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+let server: Server;
+let base: string;
+const seen: Seen[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(201, { 'content-type': 'application/json', 'retry-after': '7' });
+      res.end(JSON.stringify({ n: seen.length }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+describe('undici without its index', () => {
+  it('gives the very classes and the request method the index exports', async () => {
+    const undici = await import('undici');
+    expect(Pool).toBe(undici.Pool);
+    expect(Agent).toBe(undici.Agent);
+    expect(Dispatcher).toBe(undici.Dispatcher);
+    // The index assigns its api to Dispatcher.prototype: the method set before it must be that same function.
+    expect(Object.getOwnPropertyDescriptor(Dispatcher.prototype, 'request')?.value).toBe(Object.getOwnPropertyDescriptor(undici.Dispatcher.prototype, 'request')?.value);
+    expect(getGlobalDispatcher()).toBe(undici.getGlobalDispatcher());
+  });
+
+  it('request sends the method, the path with its query, the headers and the body, and reads the answer', async () => {
+    const res = await request(`${base}/v1/alerts?x=1&y=two`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-k': 'v' }, body: '{"a":1}' });
+    expect(res.statusCode).toBe(201);
+    expect(res.headers['retry-after']).toBe('7');
+    expect(await res.body.json()).toEqual({ n: seen.length });
+    const last = seen.at(-1)!;
+    expect(last).toMatchObject({ method: 'POST', url: '/v1/alerts?x=1&y=two', body: '{"a":1}' });
+    expect(last.headers['x-k']).toBe('v');
+  });
+
+  it('request defaults to GET without a body and PUT with one, as undici does', async () => {
+    await (await request(new URL(`${base}/get`))).body.dump();
+    expect(seen.at(-1)).toMatchObject({ method: 'GET', url: '/get' });
+    await (await request(`${base}/put`, { body: 'x' })).body.dump();
+    expect(seen.at(-1)).toMatchObject({ method: 'PUT', url: '/put', body: 'x' });
+  });
+
+  it('request goes through the dispatcher it is given', async () => {
+    const pool = new Pool(base, { connections: 1 });
+    try {
+      let connects = 0;
+      pool.on('connect', () => connects++);
+      const res = await request(`${base}/pooled`, { dispatcher: pool });
+      await res.body.dump();
+      expect(connects).toBe(1);
+      expect(pool.stats.connected).toBe(1);
+      expect(seen.at(-1)).toMatchObject({ method: 'GET', url: '/pooled' });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('fetch is undici’s, loaded on first use', async () => {
+    const res = await fetch(`${base}/fetched`, { method: 'POST', body: 'f' });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('retry-after')).toBe('7');
+    await res.arrayBuffer();
+    expect(seen.at(-1)).toMatchObject({ method: 'POST', url: '/fetched', body: 'f' });
+  });
+
+  it("loading the daemon's modules evaluates neither undici's index nor node's own undici", async () => {
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    // The built daemon, as `lookout run` loads it (npm test builds first).
+    const script = `
+      import { createRequire } from 'node:module';
+      await import('./dist/daemon.js');
+      const cache = Object.keys(createRequire(import.meta.url).cache);
+      console.log(JSON.stringify({
+        index: cache.filter((f) => /node_modules[\\\\/]undici[\\\\/]index\\.js$/.test(f)),
+        pool: cache.some((f) => /undici[\\\\/]lib[\\\\/]dispatcher[\\\\/]pool\\.js$/.test(f)),
+        nodeUndici: process.moduleLoadList.some((m) => m.includes('internal/deps/undici')),
+      }));`;
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: root, timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+    );
+    expect(JSON.parse(out)).toEqual({ index: [], pool: true, nodeUndici: false });
+  });
+});
