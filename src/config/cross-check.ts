@@ -3,7 +3,7 @@
  * They read the file's raw value, not the validated config, so they run on whatever parsed: a broken notifier or a
  * bad severity elsewhere must not hide a duplicate poll name (every problem in one run of `lookout check`).
  */
-import { validateDetailed as validateCron } from 'node-cron';
+import { cronProblem } from '../scheduler/cron.js';
 import type { ConfigProblem } from '../errors.js';
 import { problemAt, type YamlFile } from './yaml-file.js';
 import { closest } from './suggest.js';
@@ -61,11 +61,8 @@ export function crossCheck(yf: YamlFile, rules: readonly RuleRef[]): ConfigProbl
       seenPolls.add(p.name);
     }
     if (typeof p.cron !== 'string' || p.cron === '') return;
-    const cron = validateCron(p.cron);
-    if (!cron.valid) {
-      const why = cron.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
-      problems.push(problemAt(yf, ['polls', i, 'cron'], `invalid cron expression '${p.cron}'${why ? ` (${why})` : ''}`));
-    }
+    const why = cronProblem(p.cron);
+    if (why) problems.push(problemAt(yf, ['polls', i, 'cron'], why));
   });
   problems.push(...checkRuleRefs(rules, notifiers));
   const routes = list(raw.routes).map(record);

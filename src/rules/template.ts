@@ -29,9 +29,15 @@ function digits(arg: string | number | undefined, fallback: number): number {
 /**
  * The formats of `usd`, made once: `toLocaleString` with options makes its formatter anew on each call (~25 µs, half
  * the time of a backtest where every market fires and its annotations show two amounts); its text is this format's.
+ * Made at the first `usd`, not when the module loads: a formatter reads ICU's data, which a daemon whose messages
+ * show no amount never needs (B6s).
  */
-const USD_WHOLE = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
-const USD_CENTS = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+let usdFormats: { whole: Intl.NumberFormat; cents: Intl.NumberFormat } | undefined;
+const usdFormat = () =>
+  (usdFormats ??= {
+    whole: new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 }),
+    cents: new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
+  });
 
 /** The filters a template may use, by name. */
 export const filters: Readonly<Record<string, Filter>> = {
@@ -42,7 +48,8 @@ export const filters: Readonly<Record<string, Filter>> = {
   /** US dollars with thousands separators: $1,234,567 (cents below $100). */
   usd: numeric((n) => {
     const abs = Math.abs(n);
-    const text = (abs >= 100 ? USD_WHOLE : USD_CENTS).format(abs);
+    const f = usdFormat();
+    const text = (abs >= 100 ? f.whole : f.cents).format(abs);
     return `${n < 0 ? '-' : ''}$${text}`;
   }),
   /** Seconds as a duration, two largest units: 3900 → 1h 5m, 95340 → 1d 2h; `duration "ms"` for milliseconds (rule.for, rule.window). */

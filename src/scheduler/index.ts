@@ -1,6 +1,17 @@
-/** Runs the `polls:` list on node-cron schedules: once at start, then on schedule, never overlapping a poll with itself. */
-import { createTask, type ScheduledTask } from 'node-cron';
+/**
+ * Runs the `polls:` list on their cron schedules: once at start, then on schedule, never overlapping a poll with
+ * itself.
+ *
+ * The expressions are node-cron's syntax (SPEC §2; `lookout check` and the config load validate them with node-cron
+ * itself, src/config/cross-check.ts). The timers are croner's: node-cron 4 formats the time through
+ * `Intl.DateTimeFormat` at every tick, and ICU's date data cost the daemon watching 200 markets ~7 MB of RSS (B6s,
+ * docs/performance.md "B6s: a scheduler without ICU"); croner reads local time with `Date`'s own getters when no
+ * timezone is given. src/scheduler/cron.ts sets croner to node-cron's reading, and test/scheduler-cron.test.ts holds
+ * croner's next runs to node-cron's for the forms the syntax has.
+ */
+import type { Cron } from 'croner';
 import type { Logger } from '../log.js';
+import { cronJob } from './cron.js';
 
 /** One scheduled job: `run` gets a signal that aborts when the scheduler stops. */
 export interface Job {
@@ -18,7 +29,7 @@ export interface SchedulerOptions {
 
 interface Entry {
   job: Job;
-  task: ScheduledTask;
+  task: Cron;
   running: Promise<void> | null;
   controller: AbortController;
 }
@@ -40,14 +51,12 @@ export class Scheduler {
         job,
         running: null,
         controller: new AbortController(),
-        task: createTask(job.cron, () => this.trigger(job.name), {
-          name: job.name,
-          logger: cronLogger(this.opts.log),
-          suppressMissedWarning: true,
-        }),
+        // Paused until it is in the map: a tick finds its entry. No croner `name`: croner keeps named jobs in a
+        // process-wide list and refuses a name twice, where two daemons in one process (the tests) may share one.
+        task: cronJob(job.cron, () => void this.trigger(job.name)),
       };
       this.entries.set(job.name, entry);
-      void entry.task.start();
+      entry.task.resume();
       if (runAtStart) void this.trigger(job.name);
     }
   }
@@ -94,7 +103,7 @@ export class Scheduler {
     this.stopping = true;
     const entries = [...this.entries.values()];
     this.entries = new Map();
-    await Promise.all(entries.map((e) => e.task.destroy()));
+    for (const e of entries) e.task.stop();
     const inFlight = entries.map((e) => e.running).filter((r): r is Promise<void> => r !== null);
     if (inFlight.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
@@ -109,13 +118,4 @@ export class Scheduler {
       await all;
     }
   }
-}
-
-function cronLogger(log: Logger) {
-  return {
-    info: (m: string) => log.debug('cron', { detail: m }),
-    warn: (m: string) => log.warn('cron', { detail: m }),
-    error: (m: string | Error) => log.error('cron', { detail: String(m) }),
-    debug: (m: string | Error) => log.debug('cron', { detail: String(m) }),
-  };
 }

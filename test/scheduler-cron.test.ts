@@ -1,0 +1,187 @@
+/**
+ * A poll's cron expression is node-cron's syntax (SPEC §2) run on croner's timers (src/scheduler/cron.ts). node-cron is
+ * the oracle here: for the forms its syntax has, croner as lookout sets it must name the very runs node-cron names;
+ * the config's check gives node-cron's verdict; and a tick reads no ICU data (the point of the swap: B6s).
+ */
+import { validateDetailed, createTask } from 'node-cron';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/log.js';
+import { cronJob, cronProblem } from '../src/scheduler/cron.js';
+import { Scheduler } from '../src/scheduler/index.js';
+
+const zone = process.env.TZ;
+afterEach(() => {
+  if (zone === undefined) delete process.env.TZ;
+  else process.env.TZ = zone;
+});
+
+/** Sets the process's time zone and checks it took (node reads TZ again when it is assigned). */
+function inZone(tz: string, probe: Date, offsetMinutes: number): void {
+  process.env.TZ = tz;
+  expect(probe.getTimezoneOffset(), `TZ=${tz} in effect`).toBe(offsetMinutes);
+}
+
+/** node-cron's next `n` runs from now and croner's (as lookout sets it) from the same second, as ISO strings. */
+function bothNext(expr: string, n: number): { nodeCron: string[]; croner: string[] } {
+  for (;;) {
+    const before = Date.now();
+    const task = createTask(expr, () => undefined);
+    const nodeCron = task.getNextRuns(n).map((d) => d.toISOString());
+    void task.destroy();
+    // node-cron counts from its own `new Date()`: retried when a second boundary passed meanwhile.
+    if (Math.floor(Date.now() / 1000) !== Math.floor(before / 1000)) continue;
+    const job = cronJob(expr, () => undefined);
+    const croner = job.nextRuns(n, new Date(before)).map((d) => d.toISOString());
+    job.stop();
+    return { nodeCron, croner };
+  }
+}
+
+/** A seeded generator (mulberry32), so a failing expression is the same on every run. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A random field of [min, max] in one of node-cron's forms: *, a, a-b, a-b/k, * /k, a,b,c. */
+function field(r: () => number, min: number, max: number): string {
+  const v = () => min + Math.floor(r() * (max - min + 1));
+  const form = Math.floor(r() * 6);
+  if (form === 0) return '*';
+  if (form === 1) return String(v());
+  if (form === 5) return `*/${1 + Math.floor(r() * Math.min(15, max))}`;
+  const [a, b] = [v(), v()].sort((x, y) => x - y);
+  if (form === 2) return `${a}-${b}`;
+  if (form === 3) return `${a}-${b}/${1 + Math.floor(r() * 5)}`;
+  return [...new Set([v(), v(), v()])].sort((x, y) => x - y).join(',');
+}
+
+/** The forms SPEC's examples and users' schedules take, and node-cron's rarer ones. */
+const FORMS = [
+  '*/30 * * * * *',
+  '*/5 * * * *',
+  '0 * * * *',
+  '0 0 1 1 *',
+  '0 0 29 2 *',
+  '30 2 * * *',
+  '0 0 * * 1-5',
+  '0 0 13 * 5',
+  '0 0 1-7 * 1',
+  '15,45 */2 * * *',
+  '0 0 L * *',
+  '0 0 * * 1#2',
+  '0 0 * * 5L',
+  '0 9 15W * *',
+  '0 0 ? * MON',
+  '0 0 1 JAN,JUL *',
+  '0 0 * * 7',
+  '0 10-20/3 * * *',
+  '0 0 31 * *',
+  '@daily',
+  '@hourly',
+];
+
+describe('cron expressions: node-cron syntax on croner timers', () => {
+  it.each(FORMS)("croner names node-cron's next runs for %s", (expr) => {
+    process.env.TZ = 'UTC';
+    const { nodeCron, croner } = bothNext(expr, 30);
+    expect(nodeCron).toHaveLength(30);
+    expect(croner).toEqual(nodeCron);
+  });
+
+  it("croner names node-cron's next runs for 300 random expressions node-cron accepts", () => {
+    process.env.TZ = 'UTC';
+    const r = rng(20261127);
+    let tried = 0;
+    while (tried < 300) {
+      const sec = r() < 0.5 ? `${field(r, 0, 59)} ` : '';
+      // One of day of month, month and weekday restricted at most, so that every expression runs often enough.
+      const days = ['*', '*', '*'];
+      const which = Math.floor(r() * 4);
+      const [lo, hi] = ([[1, 28], [1, 12], [0, 7]] as const)[which] ?? [0, 0];
+      if (which < 3) days[which] = field(r, lo, hi);
+      const expr = `${sec}${field(r, 0, 59)} ${field(r, 0, 23)} ${days.join(' ')}`;
+      if (!validateDetailed(expr).valid) continue;
+      tried++;
+      const { nodeCron, croner } = bothNext(expr, 12);
+      expect(croner, expr).toEqual(nodeCron);
+    }
+  });
+
+  it("the config's check gives node-cron's verdict, field by field", () => {
+    for (const ok of [...FORMS, '0 0 0 1 1 *']) expect(cronProblem(ok), ok).toBeUndefined();
+    expect(cronProblem('61 * * * *')).toMatch(/^invalid cron expression '61 \* \* \* \*' \(minute: /);
+    expect(cronProblem('0 0 30 2 *')).toMatch(/impossible day of month/);
+    expect(cronProblem('5/5 * * * *')).toMatch(/^invalid cron expression/);
+    expect(cronProblem('* * * *')).toMatch(/expected 5 or 6 fields/);
+  });
+
+  it("a daily poll whose time falls in the spring-forward gap runs that day at the gap's end (node-cron skips the day)", () => {
+    inZone('Europe/Berlin', new Date('2027-03-29T12:00:00Z'), -120);
+    const job = cronJob('30 2 * * *', () => undefined);
+    const runs = job.nextRuns(3, new Date('2027-03-26T12:00:00Z')).map((d) => d.toISOString());
+    job.stop();
+    // 27 March 02:30 CET; 28 March has no 02:30 (02:00 → 03:00 CEST): 03:00 CEST; then 29 March 02:30 CEST.
+    expect(runs).toEqual(['2027-03-27T01:30:00.000Z', '2027-03-28T01:00:00.000Z', '2027-03-29T00:30:00.000Z']);
+    // Interval schedules read the same either way across the change: every 30 minutes is every 30 minutes.
+    const every = cronJob('0 */30 * * * *', () => undefined);
+    const around = every.nextRuns(4, new Date('2027-03-28T00:15:00Z')).map((d) => d.toISOString());
+    every.stop();
+    expect(around).toEqual(['2027-03-28T00:30:00.000Z', '2027-03-28T01:00:00.000Z', '2027-03-28T01:30:00.000Z', '2027-03-28T02:00:00.000Z']);
+  });
+
+  it("the scheduler's ticks make and use no Intl.DateTimeFormat (no ICU date data read)", async () => {
+    const real = Intl.DateTimeFormat;
+    const proto = real.prototype;
+    const saved = { format: Object.getOwnPropertyDescriptor(proto, 'format')!, formatToParts: Object.getOwnPropertyDescriptor(proto, 'formatToParts')! };
+    const toParts = proto.formatToParts;
+    let made = 0;
+    let used = 0;
+    // Uses counted too: a library that made its formatter earlier in this process (node-cron caches one) still
+    // formats with it at each tick.
+    Object.defineProperty(proto, 'formatToParts', {
+      ...saved.formatToParts,
+      value(this: Intl.DateTimeFormat, d?: Date | number) {
+        used++;
+        return toParts.call(this, d);
+      },
+    });
+    Object.defineProperty(proto, 'format', {
+      ...saved.format,
+      get(this: Intl.DateTimeFormat) {
+        used++;
+        return saved.format.get!.call(this) as unknown;
+      },
+    });
+    Intl.DateTimeFormat = new Proxy(real, {
+      construct(target, args: unknown[], newTarget) {
+        made++;
+        return Reflect.construct(target, args, newTarget) as object;
+      },
+      apply(target, self, args: unknown[]) {
+        made++;
+        return Reflect.apply(target, self, args) as unknown;
+      },
+    });
+    const scheduler = new Scheduler({ log: createLogger({ level: 'error' }) });
+    try {
+      let runs = 0;
+      scheduler.start([{ name: 'tick', cron: '* * * * * *', run: async () => void runs++ }], { runAtStart: false });
+      const deadline = Date.now() + 10_000;
+      while (runs < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(runs).toBeGreaterThanOrEqual(2);
+      expect({ made, used }).toEqual({ made: 0, used: 0 });
+    } finally {
+      await scheduler.stop();
+      Intl.DateTimeFormat = real;
+      Object.defineProperty(proto, 'formatToParts', saved.formatToParts);
+      Object.defineProperty(proto, 'format', saved.format);
+    }
+  });
+});
