@@ -16,7 +16,12 @@
  * keeps. `--max-semi-space-size` is read once, when node builds the heap, so it can only be given on node's command
  * line. `--semi-space-growth-factor` is read at each growth (`SemiSpaceNewSpace::Grow`: the new size is the factor
  * times the old, capped at the maximum), so the daemon lets the young generation double until a semi-space reaches
- * {@link YOUNG_SEMI_SPACE_CAP_MB} and then sets the factor to 1: no more growth. A performance observer looks after
+ * its cap and then sets the factor to 1: no more growth. The cap is {@link YOUNG_SEMI_SPACE_FIRST_CAP_MB} until the
+ * data service sends a response of {@link LARGE_RESPONSE_BYTES} or more (the source's HTTP layer says so on the
+ * {@link RESPONSE_BYTES_CHANNEL} diagnostics channel), then {@link YOUNG_SEMI_SPACE_CAP_MB}: a watch of a few hundred
+ * markets (responses under 1 MB) keeps 4 MB of young generation instead of 8 (B6s, ~3 MB of RSS), while a poll of
+ * SPEC §8's 10,000 markets (a 9 MB response) gets the room its parse's survivors need from its first response on
+ * (docs/performance.md "B6s: the young generation sized by the responses"). A performance observer looks after
  * collections (the size only grows in one); when V8 has shrunk the young generation (it does when allocation slows
  * down, between polls at a real cadence), the factor goes back to 2 and it may grow to the cap again.
  *
@@ -32,6 +37,7 @@
  * leaves the young generation as node was told (NODE_OPTIONS takes `--max-semi-space-size`, not the others).
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { RESPONSE_BYTES_CHANNEL } from './channels.js';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
@@ -42,6 +48,15 @@ export const HEAP_GROWING_PERCENT = 50;
 /** The largest a semi-space of the young generation grows to, MB (V8's own limit: 16). */
 export const YOUNG_SEMI_SPACE_CAP_MB = 4;
 
+/** A semi-space's cap until a large response comes, MB. */
+export const YOUNG_SEMI_SPACE_FIRST_CAP_MB = 2;
+
+/** A response of this many bytes or more lifts the young generation's cap to {@link YOUNG_SEMI_SPACE_CAP_MB}. */
+export const LARGE_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/** The diagnostics channel a response's size is published on (`{ bytes }`; src/source/http.ts). */
+export { RESPONSE_BYTES_CHANNEL } from './channels.js';
+
 const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 const SEMI_SPACE_FLAGS = /^--(max|min)[-_]semi[-_]space[-_]size(=|$)|^--semi[-_]space[-_]growth[-_]factor(=|$)/;
 
@@ -49,7 +64,7 @@ const SEMI_SPACE_FLAGS = /^--(max|min)[-_]semi[-_]space[-_]size(=|$)|^--semi[-_]
 export interface DaemonHeapSettings {
   /** The flag set, or `as node was told`. */
   heap_growth: string;
-  /** `semi-spaces up to N MB`, or `as node was told`. */
+  /** `semi-spaces up to N MB, M MB after a response of L MB or more`, or `as node was told`. */
   young_generation: string;
 }
 
@@ -79,12 +94,15 @@ export function applyDaemonHeapSettings(opts: { execArgv?: readonly string[]; no
   }
   let young = 'as node was told';
   if (!args.some((a) => SEMI_SPACE_FLAGS.test(a))) {
-    capYoungGeneration(YOUNG_SEMI_SPACE_CAP_MB * 1024 * 1024);
-    young = `semi-spaces up to ${YOUNG_SEMI_SPACE_CAP_MB} MB`;
+    capYoungGeneration(YOUNG_SEMI_SPACE_FIRST_CAP_MB * 1024 * 1024, YOUNG_SEMI_SPACE_CAP_MB * 1024 * 1024);
+    young = YOUNG_GENERATION_SETTING;
   }
   applied = { heap_growth: heapGrowth, young_generation: young };
   return applied;
 }
+
+/** What {@link applyDaemonHeapSettings} says of the young generation when it caps it. */
+export const YOUNG_GENERATION_SETTING = `semi-spaces up to ${YOUNG_SEMI_SPACE_FIRST_CAP_MB} MB, ${YOUNG_SEMI_SPACE_CAP_MB} MB after a response of ${LARGE_RESPONSE_BYTES / 1024 / 1024} MB or more`;
 
 /** The growth factor for a semi-space of `semiBytes` under a cap of `capBytes`: 2 while doubling stays within the cap, else 1. */
 export function youngGrowthFactor(semiBytes: number, capBytes: number): 1 | 2 {
@@ -117,9 +135,19 @@ export class YoungGenerationWatch {
 
   constructor(
     firstBytes: number,
-    private readonly cap: number,
+    private cap: number,
   ) {
     this.last = firstBytes;
+  }
+
+  /** The cap is now `cap` (never lowered): the factor to set, or `undefined` when the one set stands. */
+  raise(cap: number): 1 | 2 | undefined {
+    if (cap <= this.cap) return undefined;
+    this.cap = cap;
+    const f = youngGrowthFactor(this.last, cap);
+    if (f === this.factor) return undefined;
+    this.factor = f;
+    return f;
   }
 
   /** A worker thread was created: it counts until {@link workerOnline}. */
@@ -152,7 +180,8 @@ export class YoungGenerationWatch {
 }
 
 /**
- * Keeps the young generation's semi-spaces at or under `cap` bytes (see the module's comment and
+ * Keeps the young generation's semi-spaces at or under `cap` bytes, `largeCap` once a response of
+ * {@link LARGE_RESPONSE_BYTES} or more was published on {@link RESPONSE_BYTES_CHANNEL} (see the module's comment and
  * {@link YoungGenerationWatch}).
  *
  * Starting a worker thread (the store's checkpointer, at the first large commit) makes V8 apply its flag implications
@@ -162,7 +191,7 @@ export class YoungGenerationWatch {
  * only when allocation slows). When V8 is taken not to honour the factor, it goes back to V8's 2, the watch ends and
  * the `onCapIgnored` listeners are told.
  */
-function capYoungGeneration(cap: number): void {
+function capYoungGeneration(cap: number, largeCap: number): void {
   const setFactor = (f: 1 | 2) => setFlagsFromString(`--semi-space-growth-factor=${f}`);
   // No growth until the watch has seen a collection: a long synchronous stretch runs many scavenges before the event
   // loop hands the first to the watch, and at V8's 2 the young generation could double several times in it.
@@ -182,6 +211,14 @@ function capYoungGeneration(cap: number): void {
     worker.once('online', settle);
     worker.once('exit', settle);
   };
+  const onResponse = (message: unknown) => {
+    const bytes = (message as { bytes?: unknown }).bytes;
+    if (typeof bytes !== 'number' || bytes < LARGE_RESPONSE_BYTES) return;
+    // Once: the cap does not come down again.
+    unsubscribe(RESPONSE_BYTES_CHANNEL, onResponse);
+    const f = state.raise(largeCap);
+    if (f !== undefined && watch) setFactor(f);
+  };
   const check = () => {
     const f = state.look(semiSpaceBytes());
     if (f === 'ignored') {
@@ -189,11 +226,13 @@ function capYoungGeneration(cap: number): void {
       watch?.disconnect();
       watch = undefined;
       unsubscribe('worker_threads', onWorker);
+      unsubscribe(RESPONSE_BYTES_CHANNEL, onResponse);
       capIgnored = true;
       for (const l of ignoredListeners.splice(0)) l();
     } else if (f !== undefined) setFactor(f);
   };
   subscribe('worker_threads', onWorker);
+  subscribe(RESPONSE_BYTES_CHANNEL, onResponse);
   watch = new PerformanceObserver(check);
   watch.observe({ entryTypes: ['gc'] });
 }

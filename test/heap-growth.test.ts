@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { YoungGenerationWatch, youngGrowthFactor, YOUNG_SEMI_SPACE_CAP_MB } from '../src/heap-growth.js';
+import { LARGE_RESPONSE_BYTES, RESPONSE_BYTES_CHANNEL, YOUNG_GENERATION_SETTING, YoungGenerationWatch, youngGrowthFactor, YOUNG_SEMI_SPACE_CAP_MB, YOUNG_SEMI_SPACE_FIRST_CAP_MB } from '../src/heap-growth.js';
 import { DaemonProcess, getText } from './fixtures/daemon/harness.js';
 import { daemonScope } from './fixtures/daemon/scope.js';
 import { writeConfig } from './fixtures/daemon/world.js';
@@ -80,13 +80,26 @@ describe('the heap growing factor', () => {
 });
 
 describe('the young generation', () => {
-  it('grows to its cap and no further, although V8 would take it to 16 MB a semi-space', () => {
+  it('grows to its first cap and no further, although V8 would take it to 16 MB a semi-space', () => {
     const { settings, maxSemiMb, ignored } = run([]);
-    expect(settings.young_generation).toBe(`semi-spaces up to ${YOUNG_SEMI_SPACE_CAP_MB} MB`);
-    expect(maxSemiMb).toBeLessThanOrEqual(YOUNG_SEMI_SPACE_CAP_MB);
+    expect(settings.young_generation).toBe(YOUNG_GENERATION_SETTING);
+    expect(settings.young_generation).toBe('semi-spaces up to 2 MB, 4 MB after a response of 4 MB or more');
+    expect(maxSemiMb).toBeLessThanOrEqual(YOUNG_SEMI_SPACE_FIRST_CAP_MB);
     // It did grow: to the cap, not held at V8's first 1 MB.
-    expect(maxSemiMb).toBeGreaterThan(YOUNG_SEMI_SPACE_CAP_MB / 2);
+    expect(maxSemiMb).toBeGreaterThan(YOUNG_SEMI_SPACE_FIRST_CAP_MB / 2);
     expect(ignored).toBe(false);
+  });
+
+  it('grows to the larger cap once a response of 4 MB or more was read, and not for a smaller one', () => {
+    const say = (bytes: number) => `(await import('node:diagnostics_channel')).channel(${JSON.stringify(RESPONSE_BYTES_CHANNEL)}).publish({ bytes: ${bytes} })`;
+    const large = run([], { first: say(9_000_000) });
+    expect(large.maxSemiMb).toBeGreaterThan(YOUNG_SEMI_SPACE_FIRST_CAP_MB);
+    expect(large.maxSemiMb).toBeLessThanOrEqual(YOUNG_SEMI_SPACE_CAP_MB);
+    expect(large.ignored).toBe(false);
+    // Just under the line, and a message without a size: the first cap stands.
+    const small = run([], { first: `${say(LARGE_RESPONSE_BYTES - 1)}; (await import('node:diagnostics_channel')).channel(${JSON.stringify(RESPONSE_BYTES_CHANNEL)}).publish({})` });
+    expect(small.maxSemiMb).toBeLessThanOrEqual(YOUNG_SEMI_SPACE_FIRST_CAP_MB);
+    expect(small.maxSemiMb).toBeGreaterThan(YOUNG_SEMI_SPACE_FIRST_CAP_MB / 2);
   });
 
   it("is left as node was told when its command line or NODE_OPTIONS sizes it", () => {
@@ -111,7 +124,7 @@ describe('the young generation', () => {
       const w = new Worker('setTimeout(() => {}, 50)', { eval: true });
       await new Promise((r) => w.once('online', r))`;
     const { maxSemiMb, ignored } = run([], { first, turns: false });
-    expect(maxSemiMb).toBeLessThanOrEqual(YOUNG_SEMI_SPACE_CAP_MB);
+    expect(maxSemiMb).toBeLessThanOrEqual(YOUNG_SEMI_SPACE_FIRST_CAP_MB);
     expect(ignored).toBe(false);
   });
 
@@ -170,6 +183,17 @@ describe('the watch over the young generation (YoungGenerationWatch)', () => {
     expect(w.look(16 * MB)).toBe('ignored');
   });
 
+  it('raises its cap once (never lowers it): growth allowed again up to the new cap', () => {
+    const w = new YoungGenerationWatch(1 * MB, 2 * MB);
+    expect(w.look(1 * MB)).toBe(2);
+    expect(w.look(2 * MB)).toBe(1); // at the first cap
+    expect(w.raise(1 * MB)).toBeUndefined(); // a lower cap changes nothing
+    expect(w.look(2 * MB)).toBeUndefined();
+    expect(w.raise(4 * MB)).toBe(2); // room to double again
+    expect(w.look(4 * MB)).toBe(1);
+    expect(w.raise(4 * MB)).toBeUndefined();
+  });
+
   it('lets the young generation grow again to its cap after V8 shrank it, without a strike', () => {
     const w = new YoungGenerationWatch(4 * MB, cap);
     expect(w.look(4 * MB)).toBeUndefined();
@@ -190,15 +214,16 @@ describe('lookout run', () => {
     const { daemon, url } = await DaemonProcess.start(file, { MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: undefined, GLIBC_TUNABLES: undefined });
     const line = daemon.logs().find((l) => l.msg === 'heap_settings') as { heap_growth?: unknown; young_generation?: unknown; malloc?: unknown } | undefined;
     expect(line?.heap_growth, daemon.diag()).toBe('--heap-growing-percent=50');
-    expect(line?.young_generation, daemon.diag()).toBe(`semi-spaces up to ${YOUNG_SEMI_SPACE_CAP_MB} MB`);
+    expect(line?.young_generation, daemon.diag()).toBe(YOUNG_GENERATION_SETTING);
     expect(line?.malloc, daemon.diag()).toBe('MALLOC_ARENA_MAX=4, MALLOC_MMAP_THRESHOLD_ not set (glibc: 32768 recommended)');
-    // Its own /metrics (prom-client's default metrics): the young generation's two semi-spaces within the cap. Set
-    // only once the daemon's modules had loaded, they would be at 8 MB each already. The calm world's few polls write
+    // Its own /metrics (prom-client's default metrics): the young generation's two semi-spaces within the first cap
+    // (the calm world's responses are far under 4 MB). Set only once the daemon's modules had loaded, they would be at
+    // 4 MB each already. The calm world's few polls write
     // far less log than starts the store's checkpointer (a worker, after which one growth past the cap may come in:
     // src/heap-growth.ts), so two semi-spaces at the cap are all there may be.
     const text = await getText(`${url}/metrics`);
     const young = Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/m.exec(text)?.[1]);
     expect(young).toBeGreaterThan(0);
-    expect(young).toBeLessThanOrEqual(2 * YOUNG_SEMI_SPACE_CAP_MB * MB);
+    expect(young).toBeLessThanOrEqual(2 * YOUNG_SEMI_SPACE_FIRST_CAP_MB * MB);
   });
 });

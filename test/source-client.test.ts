@@ -1,3 +1,5 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { RESPONSE_BYTES_CHANNEL } from '../src/channels.js';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SourceError } from '../src/errors.js';
@@ -475,11 +477,17 @@ describe('transport', () => {
         };
         next();
       });
+      // Each response's size goes out on the diagnostics channel the heap settings size the young generation by.
+      const sizes: number[] = [];
+      const onSize = (m: unknown) => sizes.push((m as { bytes: number }).bytes);
+      subscribe(RESPONSE_BYTES_CHANNEL, onSize);
       try {
         const c = createDataServiceClient(sourceConfig({ url: srv.url, catalogUrl: srv.url }));
         clients.push(c);
         expect(await c.metrics({ limit: rows.length }), `content-length: ${declared}, ${odd}`).toEqual(rows);
+        expect(sizes, 'the response sizes published').toContain(json.length);
       } finally {
+        unsubscribe(RESPONSE_BYTES_CHANNEL, onSize);
         await srv.close();
       }
     }

@@ -1,11 +1,10 @@
 /**
  * Child-process entry: the real daemon (`startDaemon`) on a bench config, driven by the parent over IPC, in a
  * process of its own so its RSS and its event-loop stalls are the daemon's, and a receiver in the parent (a
- * Slack or webhook recorder) is not held while a poll runs. Started by {@link ./daemon-proc.ts}.
+ * Slack or webhook recorder) is not held while a poll runs. Started by {@link ./daemon-proc.ts} through
+ * {@link ./daemon-entry.ts}, which sets the daemon's heap settings before this module loads.
  * Input (argv[2], JSON): {@link DaemonChildInput}; requests: {@link DaemonRequest}.
  */
-// First: the daemon's heap settings, before the modules below load.
-import './heap-first.js';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { startDaemon } from '../daemon.js';
 import { loadBenchYaml } from './config.js';

@@ -45,7 +45,7 @@ export function mallocNote(): string {
 
 /** Starts the daemon on the bench config `yaml` in a child process; resolves once it listens. */
 export async function startDaemonChild(yaml: string, opts: { execArgv?: string[] } = {}): Promise<DaemonChild> {
-  const entry = fileURLToPath(new URL('./daemon-child.js', import.meta.url));
+  const entry = fileURLToPath(new URL('./daemon-entry.js', import.meta.url));
   const child = fork(entry, [JSON.stringify({ yaml } satisfies DaemonChildInput)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: opts.execArgv ?? process.execArgv, env: deployedEnv() });
   const [msg] = (await Promise.race([
     once(child, 'message'),

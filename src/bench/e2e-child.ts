@@ -1,10 +1,10 @@
 /**
  * Child-process entry of the end-to-end benchmark: the real daemon (`startDaemon`) against the simulator,
- * polled on demand, in a process of its own so its RSS is the daemon's and nothing else's.
+ * polled on demand, in a process of its own so its RSS is the daemon's and nothing else's. Started through
+ * {@link ./e2e-entry.ts}, which sets the daemon's heap settings before this module loads (the bare baselines run
+ * under them too).
  * Input (argv[2], JSON): {@link E2eInput}; output: one IPC message, {@link E2eResult}.
  */
-// First: the daemon's heap settings, before the modules below load (the bare baselines run under them too).
-import './heap-first.js';
 import { statSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { Gauge, Registry } from 'prom-client';

@@ -24,7 +24,7 @@ const MIN_SCRAPES = 120;
 const SMALL_MARKETS = 200;
 
 async function runChild(input: E2eInput): Promise<E2eResult> {
-  const entry = fileURLToPath(new URL('./e2e-child.js', import.meta.url));
+  const entry = fileURLToPath(new URL('./e2e-entry.js', import.meta.url));
   const child = fork(entry, [JSON.stringify(input)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: deployedEnv() });
   let result: E2eResult | undefined;
   child.on('message', (m) => (result = m as E2eResult));

@@ -8,7 +8,9 @@
  * parse, apply full jitter, or tell the caller why it gave up in a metric-ready reason.
  */
 import { isAscii } from 'node:buffer';
+import { channel } from 'node:diagnostics_channel';
 import type { Dispatcher } from 'undici';
+import { RESPONSE_BYTES_CHANNEL } from '../channels.js';
 import { Pool } from '../net/undici.js';
 import { formatDuration } from '../config/duration.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -17,6 +19,9 @@ import { PARSED_IN_PARTS_FROM, parseJsonExactSteps } from './json.js';
 import { afterIo, runYielding } from '../yielding.js';
 import { Semaphore } from './semaphore.js';
 import { redact } from '../errors.js';
+
+/** Each response's size, read whole, for process-wide observers (src/heap-growth.ts sizes the young generation by it). */
+const responseBytes = channel(RESPONSE_BYTES_CHANNEL);
 
 /** Waits `ms`, rejecting with the signal's reason as soon as `signal` aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -191,6 +196,7 @@ export class HttpClient {
       retryAfter = Array.isArray(ra) ? ra[0] : ra;
       const length = Number(res.headers['content-length']);
       body = await bodyText(res.body, Number.isSafeInteger(length) ? length : undefined);
+      if (responseBytes.hasSubscribers) responseBytes.publish({ bytes: body.bytes });
     } catch (err) {
       if (req.signal?.aborted) throw err;
       if (deadline.signal.aborted || isTimeout(err)) {
