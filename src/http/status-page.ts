@@ -8,6 +8,7 @@ import { htmlDocument, pageCsp } from '../html/page.js';
 import { formatValue as formatEvidence } from '../notify/format.js';
 import { SEVERITIES } from '../model.js';
 import { alertSince, type ApiAlert, type PollStatus, type Readiness, type Silence } from './types.js';
+import { compareText } from '../text-format.js';
 
 /** What the page shows. */
 export interface StatusView {
@@ -70,7 +71,7 @@ function alertsSection(view: StatusView): string {
   for (const severity of [...SEVERITIES].reverse()) {
     const list = active
       .filter((a) => a.severity === severity)
-      .sort((a, b) => rank(a) - rank(b) || a.rule.localeCompare(b.rule) || a.entity.localeCompare(b.entity));
+      .sort((a, b) => rank(a) - rank(b) || compareText(a.rule, b.rule) || compareText(a.entity, b.entity));
     if (list.length === 0) continue;
     const firing = list.filter((a) => a.state === 'firing').length;
     parts.push(`<h3 class="sev-title sev-${severity}">${severity} <span class="muted">${firing} firing, ${list.length - firing} pending</span></h3>

@@ -2,6 +2,7 @@
 import { formatDuration } from '../config/duration.js';
 import type { Alert } from '../model.js';
 import type { MessageAlert, NotificationMessage } from './message.js';
+import { formatGrouped } from '../text-format.js';
 
 /** Escapes untrusted text for Slack mrkdwn (and the top-level `text`): `&`, `<`, `>` — so `<!channel>` pings nobody. */
 export function escapeSlack(text: string): string {
@@ -65,7 +66,7 @@ export function formatIn(unit: ValueUnit, v: number | null | undefined): string 
       return Math.abs(tenths) < 60 ? `${trim(tenths.toFixed(1))}s` : formatDuration(Math.round(z) * 1000);
     }
     case 'usd': {
-      const text = Math.abs(z).toLocaleString('en-US', { maximumFractionDigits: 2 });
+      const text = formatGrouped(Math.abs(z), 0, 2);
       return text === '0' ? '$0' : `${z < 0 ? '-' : ''}$${text}`;
     }
     default:

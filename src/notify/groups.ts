@@ -10,6 +10,7 @@ import { digest } from './labels.js';
 import type { ValueUnit } from './format.js';
 import { buildMessage, type MessageAlert, type MessageAlertStatus } from './message.js';
 import type { GroupTiming } from './routing.js';
+import { compareText } from '../text-format.js';
 
 /** The shortest pause between two flushes of one group, whatever group_interval says. */
 const MIN_INTERVAL = 1000;
@@ -202,7 +203,7 @@ export function flushGroup(db: Database.Database, groupKey: string, ctx: FlushCo
     const included = notify ? [...active.filter((j) => j.row.state === 'firing' || j.row.sent_state !== j.row.state), ...(timing.send_resolved ? resolved : [])] : [];
     if (included.length > 0) {
       const order: Record<MessageAlertStatus, number> = { firing: 0, flapping: 1, resolved: 2 };
-      included.sort((a, b) => order[a.row.state] - order[b.row.state] || a.alert.entity.localeCompare(b.alert.entity));
+      included.sort((a, b) => order[a.row.state] - order[b.row.state] || compareText(a.alert.entity, b.alert.entity));
       seq += 1;
       const dedupKey = `lk-${digest([g.epoch, seq], 24)}`;
       const alerts: MessageAlert[] = included.map((j) => {

@@ -3,6 +3,7 @@
  * Compiled once at load; rendering never throws and shows a missing value as `n/a`.
  */
 import { num } from './coerce.js';
+import { formatGrouped } from '../text-format.js';
 
 /** A filter: takes the value (and the optional argument written after its name) and returns the new value. */
 export type Filter = (value: unknown, arg: string | number | undefined) => unknown;
@@ -26,19 +27,6 @@ function digits(arg: string | number | undefined, fallback: number): number {
   return Number.isInteger(n) && n >= 0 && n <= 12 ? n : fallback;
 }
 
-/**
- * The formats of `usd`, made once: `toLocaleString` with options makes its formatter anew on each call (~25 µs, half
- * the time of a backtest where every market fires and its annotations show two amounts); its text is this format's.
- * Made at the first `usd`, not when the module loads: a formatter reads ICU's data, which a daemon whose messages
- * show no amount never needs (B6s).
- */
-let usdFormats: { whole: Intl.NumberFormat; cents: Intl.NumberFormat } | undefined;
-const usdFormat = () =>
-  (usdFormats ??= {
-    whole: new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 }),
-    cents: new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
-  });
-
 /** The filters a template may use, by name. */
 export const filters: Readonly<Record<string, Filter>> = {
   /** A fraction as a percentage: 0.953 → 95.3% (`pct 1` for at most one decimal). */
@@ -48,8 +36,8 @@ export const filters: Readonly<Record<string, Filter>> = {
   /** US dollars with thousands separators: $1,234,567 (cents below $100). */
   usd: numeric((n) => {
     const abs = Math.abs(n);
-    const f = usdFormat();
-    const text = (abs >= 100 ? f.whole : f.cents).format(abs);
+    // Intl.NumberFormat('en-US')'s text, without ICU (src/text-format.ts).
+    const text = abs >= 100 ? formatGrouped(abs, 0, 0) : formatGrouped(abs, 2, 2);
     return `${n < 0 ? '-' : ''}$${text}`;
   }),
   /** Seconds as a duration, two largest units: 3900 → 1h 5m, 95340 → 1d 2h; `duration "ms"` for milliseconds (rule.for, rule.window). */
