@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/log.js';
 import { cronJob, cronProblem } from '../src/scheduler/cron.js';
 import { Scheduler } from '../src/scheduler/index.js';
+import { mulberry32 as rng } from '../src/simulator/random.js';
 
 const zone = process.env.TZ;
 afterEach(() => {
@@ -35,18 +36,6 @@ function bothNext(expr: string, n: number): { nodeCron: string[]; croner: string
     job.stop();
     return { nodeCron, croner };
   }
-}
-
-/** A seeded generator (mulberry32), so a failing expression is the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A random field of [min, max] in one of node-cron's forms: *, a, a-b, a-b/k, * /k, a,b,c. */

@@ -4,18 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compareText, formatGrouped } from '../src/text-format.js';
-
-/** A seeded generator (mulberry32): a failing number is the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from '../src/simulator/random.js';
 
 const FRACTIONS: readonly [number, number][] = [
   [0, 0],
