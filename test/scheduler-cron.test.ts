@@ -22,6 +22,11 @@ function inZone(tz: string, probe: Date, offsetMinutes: number): void {
   expect(probe.getTimezoneOffset(), `TZ=${tz} in effect`).toBe(offsetMinutes);
 }
 
+/** An onError for jobs whose function never throws. */
+const fail = (err: unknown) => {
+  throw err;
+};
+
 /** node-cron's next `n` runs from now and croner's (as lookout sets it) from the same second, as ISO strings. */
 function bothNext(expr: string, n: number): { nodeCron: string[]; croner: string[] } {
   for (;;) {
@@ -31,7 +36,7 @@ function bothNext(expr: string, n: number): { nodeCron: string[]; croner: string
     void task.destroy();
     // node-cron counts from its own `new Date()`: retried when a second boundary passed meanwhile.
     if (Math.floor(Date.now() / 1000) !== Math.floor(before / 1000)) continue;
-    const job = cronJob(expr, () => undefined);
+    const job = cronJob(expr, () => undefined, fail);
     const croner = job.nextRuns(n, new Date(before)).map((d) => d.toISOString());
     job.stop();
     return { nodeCron, croner };
@@ -74,6 +79,15 @@ const FORMS = [
   '0 0 31 * *',
   '@daily',
   '@hourly',
+  // Forms node-cron reads that croner would refuse as text: full names, a range that wraps, steps past the field.
+  '0 0 * * monday',
+  '0 0 * * Monday-Friday',
+  '0 0 1 January *',
+  '0 0 * * 5-1',
+  '0 0 */32 * *',
+  '0 0 * */13 *',
+  '0 0 L,15 * *',
+  '0 0 * * 1#2,3',
 ];
 
 describe('cron expressions: node-cron syntax on croner timers', () => {
@@ -109,17 +123,56 @@ describe('cron expressions: node-cron syntax on croner timers', () => {
     expect(cronProblem('0 0 30 2 *')).toMatch(/impossible day of month/);
     expect(cronProblem('5/5 * * * *')).toMatch(/^invalid cron expression/);
     expect(cronProblem('* * * *')).toMatch(/expected 5 or 6 fields/);
+    // node-cron's second-to-last day croner cannot schedule: said by the check, not at start-up.
+    expect(cronProblem('0 0 L-2 * *')).toMatch(/^cron expression '0 0 L-2 \* \*' cannot be scheduled/);
+  });
+
+  it("a tick that throws goes to onError and the job ticks on (croner alone would leave an unhandled rejection)", async () => {
+    const errors: unknown[] = [];
+    let ticks = 0;
+    const job = cronJob(
+      '* * * * * *',
+      () => {
+        ticks++;
+        throw new Error(`tick ${ticks}`);
+      },
+      (err) => errors.push(err),
+    );
+    job.resume();
+    try {
+      const deadline = Date.now() + 10_000;
+      while (errors.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      job.stop();
+    }
+    expect(errors.map((e) => (e as Error).message).slice(0, 2)).toEqual(['tick 1', 'tick 2']);
+  });
+
+  it('a tick the event loop held past its time runs late, once (node-cron skipped it)', async () => {
+    let ticks = 0;
+    const job = cronJob('* * * * * *', () => void ticks++, fail);
+    job.resume();
+    try {
+      // Held across two seconds' ticks: croner's timer fires when the loop is free, for one run.
+      const until = Date.now() + 2_200;
+      while (Date.now() < until);
+      const deadline = Date.now() + 500;
+      while (ticks < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(ticks).toBe(1);
+    } finally {
+      job.stop();
+    }
   });
 
   it("a daily poll whose time falls in the spring-forward gap runs that day at the gap's end (node-cron skips the day)", () => {
     inZone('Europe/Berlin', new Date('2027-03-29T12:00:00Z'), -120);
-    const job = cronJob('30 2 * * *', () => undefined);
+    const job = cronJob('30 2 * * *', () => undefined, fail);
     const runs = job.nextRuns(3, new Date('2027-03-26T12:00:00Z')).map((d) => d.toISOString());
     job.stop();
     // 27 March 02:30 CET; 28 March has no 02:30 (02:00 → 03:00 CEST): 03:00 CEST; then 29 March 02:30 CEST.
     expect(runs).toEqual(['2027-03-27T01:30:00.000Z', '2027-03-28T01:00:00.000Z', '2027-03-29T00:30:00.000Z']);
     // Interval schedules read the same either way across the change: every 30 minutes is every 30 minutes.
-    const every = cronJob('0 */30 * * * *', () => undefined);
+    const every = cronJob('0 */30 * * * *', () => undefined, fail);
     const around = every.nextRuns(4, new Date('2027-03-28T00:15:00Z')).map((d) => d.toISOString());
     every.stop();
     expect(around).toEqual(['2027-03-28T00:30:00.000Z', '2027-03-28T01:00:00.000Z', '2027-03-28T01:30:00.000Z', '2027-03-28T02:00:00.000Z']);

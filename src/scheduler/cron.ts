@@ -1,17 +1,31 @@
 /**
  * A poll's cron expression: node-cron's syntax (SPEC §2), scheduled with croner (see src/scheduler/index.ts for why).
- * One place says what an expression may be, for the config's check and the scheduler alike.
+ * node-cron reads the expression — its names (`monday`, `Jan`), nicknames (`@daily`), ranges that wrap (`5-1`) and
+ * steps — into the values each field takes; croner gets those values as plain lists, so it schedules what node-cron
+ * read rather than reading the text a second time its own way (it refuses full day names, ranges that wrap and steps
+ * past a field's end, all of which node-cron takes). One place says what an expression may be, for the config's
+ * check and the scheduler alike.
  */
 import { Cron } from 'croner';
-import { validateDetailed } from 'node-cron';
+import { parse, validateDetailed } from 'node-cron';
 
-/** croner's options for a node-cron expression: day-of-month and day-of-week must both match, as node-cron has it. */
-export const CRON_OPTIONS = { domAndDow: true } as const;
+/** croner's options for node-cron's reading: day-of-month and day-of-week must both match, as node-cron has it. */
+const CRON_OPTIONS = { domAndDow: true } as const;
+
+/**
+ * node-cron's reading of `expr` as a six-field pattern croner takes: each field the comma-separated list of the values
+ * node-cron gives it (numbers, and its `L`, `15W`, `1#2`, `5L` tokens as they are). Throws what node-cron throws for
+ * an expression it refuses.
+ */
+export function cronerPattern(expr: string): string {
+  const f = parse(expr);
+  return [f.second, f.minute, f.hour, f.dayOfMonth, f.month, f.dayOfWeek].map((values) => values.join(',')).join(' ');
+}
 
 /**
  * Why `expr` is not a schedule lookout runs, or `undefined`: node-cron's verdict on its syntax, then whether croner
- * takes it (every form node-cron takes that test/scheduler-cron.test.ts tries, it does; one it might not is said here
- * rather than at start-up).
+ * takes node-cron's reading of it (it does for every form test/scheduler-cron.test.ts tries; node-cron's `L-2`, the
+ * second-to-last day, it does not — said here rather than at start-up).
  */
 export function cronProblem(expr: string): string | undefined {
   const v = validateDetailed(expr);
@@ -20,14 +34,17 @@ export function cronProblem(expr: string): string | undefined {
     return `invalid cron expression '${expr}'${why ? ` (${why})` : ''}`;
   }
   try {
-    new Cron(expr, { ...CRON_OPTIONS, paused: true }).stop();
+    new Cron(cronerPattern(expr), { ...CRON_OPTIONS, paused: true }).stop();
   } catch (err) {
     return `cron expression '${expr}' cannot be scheduled (${err instanceof Error ? err.message : String(err)})`;
   }
   return undefined;
 }
 
-/** A paused croner job running `fn` on `expr`'s schedule (`resume()` starts it, `stop()` ends it). */
-export function cronJob(expr: string, fn: () => void): Cron {
-  return new Cron(expr, { ...CRON_OPTIONS, paused: true }, fn);
+/**
+ * A paused croner job running `fn` on `expr`'s schedule (`resume()` starts it, `stop()` ends it). What `fn` throws
+ * goes to `onError` (croner would leave it an unhandled rejection, which ends the process).
+ */
+export function cronJob(expr: string, fn: () => void, onError: (err: unknown) => void): Cron {
+  return new Cron(cronerPattern(expr), { ...CRON_OPTIONS, paused: true, catch: (err: unknown) => onError(err) }, fn);
 }

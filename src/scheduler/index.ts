@@ -5,9 +5,11 @@
  * The expressions are node-cron's syntax (SPEC §2; `lookout check` and the config load validate them with node-cron
  * itself, src/config/cross-check.ts). The timers are croner's: node-cron 4 formats the time through
  * `Intl.DateTimeFormat` at every tick, and ICU's date data cost the daemon watching 200 markets ~7 MB of RSS (B6s,
- * docs/performance.md "B6s: a scheduler without ICU"); croner reads local time with `Date`'s own getters when no
- * timezone is given. src/scheduler/cron.ts sets croner to node-cron's reading, and test/scheduler-cron.test.ts holds
- * croner's next runs to node-cron's for the forms the syntax has.
+ * docs/performance.md "B6s: undici without its index, no ICU, the young generation by the responses"); croner reads
+ * local time with `Date`'s own getters when no timezone is given. src/scheduler/cron.ts hands croner node-cron's
+ * reading of each expression, and test/scheduler-cron.test.ts holds croner's next runs to node-cron's. Where they
+ * differ (a schedule in a DST change of a zone with one; a tick the event loop held past its time, which croner runs
+ * late and node-cron skipped) is said there and in that section.
  */
 import type { Cron } from 'croner';
 import type { Logger } from '../log.js';
@@ -51,9 +53,14 @@ export class Scheduler {
         job,
         running: null,
         controller: new AbortController(),
-        // Paused until it is in the map: a tick finds its entry. No croner `name`: croner keeps named jobs in a
-        // process-wide list and refuses a name twice, where two daemons in one process (the tests) may share one.
-        task: cronJob(job.cron, () => void this.trigger(job.name)),
+        // No croner `name`: croner keeps named jobs in a process-wide list and refuses a name twice, where two
+        // daemons in one process (the tests) may share one. A tick that throws (a log or metric hook in trigger) is
+        // logged, not left to end the process.
+        task: cronJob(
+          job.cron,
+          () => void this.trigger(job.name),
+          (err) => this.opts.log.error('job_failed', { poll: job.name, err }),
+        ),
       };
       this.entries.set(job.name, entry);
       entry.task.resume();
