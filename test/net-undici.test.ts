@@ -7,7 +7,13 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Agent, Dispatcher, Pool, fetch, getGlobalDispatcher, request } from '../src/net/undici.js';
+import { createRequire } from 'node:module';
+import { Agent, Dispatcher, Pool, fetch, getGlobalDispatcher, loadUndiciParts, request, undiciPartsFrom } from '../src/net/undici.js';
+
+const require = createRequire(import.meta.url);
+// Read before any test loads undici's index (which assigns its api to Dispatcher.prototype again).
+const requestBeforeIndex = Object.getOwnPropertyDescriptor(Dispatcher.prototype, 'request')?.value as unknown;
+const indexLoaded = () => Object.keys(require.cache).some((f) => /node_modules[\\/]undici[\\/]index\.js$/.test(f));
 
 interface Seen {
   method: string;
@@ -39,16 +45,6 @@ afterAll(async () => {
 });
 
 describe('undici without its index', () => {
-  it('gives the very classes and the request method the index exports', async () => {
-    const undici = await import('undici');
-    expect(Pool).toBe(undici.Pool);
-    expect(Agent).toBe(undici.Agent);
-    expect(Dispatcher).toBe(undici.Dispatcher);
-    // The index assigns its api to Dispatcher.prototype: the method set before it must be that same function.
-    expect(Object.getOwnPropertyDescriptor(Dispatcher.prototype, 'request')?.value).toBe(Object.getOwnPropertyDescriptor(undici.Dispatcher.prototype, 'request')?.value);
-    expect(getGlobalDispatcher()).toBe(undici.getGlobalDispatcher());
-  });
-
   it('request sends the method, the path with its query, the headers and the body, and reads the answer', async () => {
     const res = await request(`${base}/v1/alerts?x=1&y=two`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-k': 'v' }, body: '{"a":1}' });
     expect(res.statusCode).toBe(201);
@@ -79,6 +75,57 @@ describe('undici without its index', () => {
     } finally {
       await pool.close();
     }
+  });
+
+  it('request takes a dispatcher that has only dispatch, as undici’s does', async () => {
+    const pool = new Pool(base, { connections: 1 });
+    try {
+      const bare = { dispatch: pool.dispatch.bind(pool) } as unknown as InstanceType<typeof Pool>;
+      const res = await request(`${base}/bare`, { dispatcher: bare });
+      await res.body.dump();
+      expect(seen.at(-1)).toMatchObject({ method: 'GET', url: '/bare' });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('request ends with its signal', async () => {
+    const hang = createServer(() => undefined);
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/never`;
+      await expect(request(url, { signal: AbortSignal.timeout(100) })).rejects.toMatchObject({ name: 'TimeoutError' });
+    } finally {
+      hang.closeAllConnections();
+      await new Promise<void>((r) => hang.close(() => r()));
+    }
+  });
+
+  it('gives the very classes and request method the index exports, set before the index loads', async () => {
+    // Every test above ran without undici's index: the method they used is the one set from its own file.
+    expect(indexLoaded()).toBe(false);
+    expect(requestBeforeIndex).toBe(require('undici/lib/api/api-request.js'));
+    const undici = await import('undici');
+    expect(Pool).toBe(undici.Pool);
+    expect(Agent).toBe(undici.Agent);
+    expect(Dispatcher).toBe(undici.Dispatcher);
+    // The index assigns its api to Dispatcher.prototype: the method set before it is that same function.
+    expect(Object.getOwnPropertyDescriptor(undici.Dispatcher.prototype, 'request')?.value).toBe(requestBeforeIndex);
+    expect(getGlobalDispatcher()).toBe(undici.getGlobalDispatcher());
+  });
+
+  it('falls back to the index when a file moved (an install of a later 7.x), and otherwise reads the files', () => {
+    const moved = loadUndiciParts((id) => {
+      if (id.startsWith('undici/lib/')) throw Object.assign(new Error(`Cannot find module '${id}'`), { code: 'MODULE_NOT_FOUND' });
+      return require(id) as unknown;
+    });
+    const reshaped = loadUndiciParts((id) => (id === 'undici/lib/api/api-request.js' ? { request: 'not a function' } : (require(id) as unknown)));
+    for (const parts of [moved, reshaped]) {
+      expect(parts.from).toBe('index');
+      expect(parts.Pool).toBe(Pool);
+      expect(typeof parts.request).toBe('function');
+    }
+    expect(undiciPartsFrom).toBe('files');
   });
 
   it('fetch is undici’s, loaded on first use', async () => {

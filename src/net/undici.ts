@@ -4,36 +4,71 @@
  * `import … from 'undici'` evaluates the whole package: fetch, WebSocket, EventSource, the cache, the mocks, and on
  * the way (`lib/web/cookies` reads `globalThis.Headers`) node's own bundled copy of undici with its WebAssembly
  * parser. A daemon uses a Pool for the data service and `Dispatcher#request` for its HTTP notifiers: loading the rest
- * cost the daemon watching 200 markets ~5 MB of RSS. So the classes come from their own files, and `request` is
+ * cost the daemon watching 200 markets ~5 MB of RSS (a daemon with a Slack notifier still loads the index, with
+ * its first message: ~9 MB in a bare Node). So the classes come from their own files, and `request` is
  * given to `Dispatcher.prototype` as undici's index gives it (`Object.assign(Dispatcher.prototype, api)`: the same
  * function, so loading the index later changes nothing). `fetch` is loaded with the index, on first use only (the
  * Slack notifiers hand a fetch to the Slack libraries).
  *
  * undici does not promise these paths (it has no `exports` map, so they resolve, but a release may move them):
- * test/net-undici.test.ts holds each to the index's own export, and fails on an undici that moved one.
+ * test/net-undici.test.ts holds each to the index's own export and fails on an undici that moved one; an install
+ * that gets such a release (the range is `^7`) falls back to the index ({@link loadUndiciParts}).
  */
 import { createRequire } from 'node:module';
 import type * as Undici from 'undici';
 
-const require = createRequire(import.meta.url);
+/** What this module takes from undici. */
+export interface UndiciParts {
+  Dispatcher: typeof Undici.Dispatcher;
+  Pool: typeof Undici.Pool;
+  Agent: typeof Undici.Agent;
+  request: Undici.Dispatcher['request'];
+  getGlobalDispatcher(): Undici.Dispatcher;
+  /** `files` when they came from their own files, `index` when from undici's index (a release that moved them). */
+  from: 'files' | 'index';
+}
 
-const DispatcherClass = require('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher;
-const apiRequest = require('undici/lib/api/api-request.js') as Undici.Dispatcher['request'];
-const proto = DispatcherClass.prototype as { request?: Undici.Dispatcher['request'] };
-proto.request ??= apiRequest;
+/**
+ * undici's parts from their own files, or — when one of those paths is gone or holds something else (a release that
+ * moved them, an `exports` map; an install takes any 7.x) — from its index, as before: a moved file costs the memory
+ * back, never the start.
+ */
+export function loadUndiciParts(req: (id: string) => unknown): UndiciParts {
+  try {
+    const parts = {
+      Dispatcher: req('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher,
+      Pool: req('undici/lib/dispatcher/pool.js') as typeof Undici.Pool,
+      Agent: req('undici/lib/dispatcher/agent.js') as typeof Undici.Agent,
+      request: req('undici/lib/api/api-request.js') as Undici.Dispatcher['request'],
+      getGlobalDispatcher: (req('undici/lib/global.js') as { getGlobalDispatcher: () => Undici.Dispatcher }).getGlobalDispatcher,
+    };
+    const ok = [parts.Dispatcher, parts.Pool, parts.Agent, parts.request, parts.getGlobalDispatcher].every((p) => typeof p === 'function') && parts.Pool.prototype instanceof parts.Dispatcher && parts.Agent.prototype instanceof parts.Dispatcher;
+    if (ok) {
+      // As undici's index does (`Object.assign(Dispatcher.prototype, api)`): the same function, set before it loads.
+      (parts.Dispatcher.prototype as { request?: unknown }).request ??= parts.request;
+      return { ...parts, from: 'files' };
+    }
+  } catch {
+    // moved: the index below
+  }
+  const index = req('undici') as typeof Undici;
+  return { Dispatcher: index.Dispatcher, Pool: index.Pool, Agent: index.Agent, request: index.Dispatcher.prototype.request, getGlobalDispatcher: index.getGlobalDispatcher, from: 'index' };
+}
+
+const parts = loadUndiciParts(createRequire(import.meta.url));
 
 /** undici's `Pool` (the class its index exports). */
-export const Pool = require('undici/lib/dispatcher/pool.js') as typeof Undici.Pool;
+export const Pool = parts.Pool;
 /** undici's `Agent` (the class its index exports). */
-export const Agent = require('undici/lib/dispatcher/agent.js') as typeof Undici.Agent;
+export const Agent = parts.Agent;
 /** undici's `Dispatcher` base class (the one its index exports). */
-export const Dispatcher = DispatcherClass;
-
-const global = require('undici/lib/global.js') as { getGlobalDispatcher(): Undici.Dispatcher };
+export const Dispatcher = parts.Dispatcher;
+/** Where the parts came from (see {@link loadUndiciParts}). */
+export const undiciPartsFrom = parts.from;
 
 /** The dispatcher undici's own top-level functions use when none is given (`setGlobalDispatcher` sets it). */
 export function getGlobalDispatcher(): Undici.Dispatcher {
-  return global.getGlobalDispatcher();
+  return parts.getGlobalDispatcher();
 }
 
 /** Options of {@link request}: undici's, with the dispatcher to use (default: {@link getGlobalDispatcher}). */
@@ -44,17 +79,20 @@ export type RequestOptions = Omit<Undici.Dispatcher.RequestOptions, 'origin' | '
 
 /**
  * undici's top-level `request(url, options)`: the URL split into origin and path (with its query), the method GET
- * unless given (PUT with a body, as undici's), on `options.dispatcher` or the global one.
+ * unless given (PUT with a body, as undici's), on `options.dispatcher` or the global one — called on the dispatcher as
+ * undici's is (`request.call(dispatcher, …)`), so a dispatcher with only `dispatch` will do. Not undici's checks of
+ * the arguments (`opts.path`, `opts.agent`, a URL that is not http(s) refused before any promise): the callers pass
+ * URLs from a checked config.
  */
 export function request(url: string | URL, options: RequestOptions = {}): Promise<Undici.Dispatcher.ResponseData> {
   const u = typeof url === 'string' ? new URL(url) : url;
   const { dispatcher = getGlobalDispatcher(), ...rest } = options;
-  return dispatcher.request({
+  return parts.request.call(dispatcher, {
     ...rest,
     origin: u.origin,
     path: u.search ? `${u.pathname}${u.search}` : u.pathname,
     method: rest.method ?? (rest.body ? 'PUT' : 'GET'),
-  });
+  }) as Promise<Undici.Dispatcher.ResponseData>;
 }
 
 let index: Promise<typeof Undici> | undefined;
