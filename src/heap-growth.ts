@@ -21,7 +21,7 @@
  * {@link RESPONSE_BYTES_CHANNEL} diagnostics channel), then {@link YOUNG_SEMI_SPACE_CAP_MB}: a watch of a few hundred
  * markets (responses under 1 MB) keeps 4 MB of young generation instead of 8 (B6s, ~3 MB of RSS), while a poll of
  * SPEC §8's 10,000 markets (a 9 MB response) gets the room its parse's survivors need from its first response on
- * (docs/performance.md "B6s: the young generation sized by the responses"). A performance observer looks after
+ * (docs/performance.md "B6s: undici without its index, no ICU, the young generation by the responses"). A performance observer looks after
  * collections (the size only grows in one); when V8 has shrunk the young generation (it does when allocation slows
  * down, between polls at a real cadence), the factor goes back to 2 and it may grow to the cap again.
  *
@@ -75,7 +75,7 @@ const ignoredListeners: (() => void)[] = [];
 /**
  * Sets the daemon's heap settings, each unless node's command line (`execArgv`) or NODE_OPTIONS gave one of its own.
  * Call it at the entry of a process that runs the daemon, before the daemon's modules load: loading them alone grows
- * the young generation to 8 MB a semi-space. Once a process: later calls return what the first set. `onCapIgnored` is
+ * the young generation to 4 MB a semi-space. Once a process: later calls return what the first set. `onCapIgnored` is
  * told if this V8 turns out not to take the young generation's cap (see the module's comment); the young generation
  * then grows as V8 decides.
  */

@@ -2,7 +2,8 @@
  * Text for people without ICU (B6s): an order of names, and amounts grouped in thousands as `Intl.NumberFormat('en-US')`
  * writes them. The first collator or number format a process makes reads ICU's data: rendering one alert's message
  * (the group's order by entity, an amount in dollars) took the daemon watching 200 markets from 91 to 98–101 MB of
- * RSS, mapped and never given back (docs/performance.md "B6s: ICU, nowhere on the daemon's path").
+ * RSS, mapped and never given back (docs/performance.md
+ * "B6s: undici without its index, no ICU, the young generation by the responses").
  * test/text-format.test.ts holds {@link formatGrouped} to `Intl.NumberFormat('en-US')` itself.
  */
 

@@ -92,7 +92,8 @@ describe('the young generation', () => {
 
   it('grows to the larger cap once a response of 4 MB or more was read, and not for a smaller one', () => {
     const say = (bytes: number) => `(await import('node:diagnostics_channel')).channel(${JSON.stringify(RESPONSE_BYTES_CHANNEL)}).publish({ bytes: ${bytes} })`;
-    const large = run([], { first: say(9_000_000) });
+    // The large response a quarter of the way in, once the young generation has settled at the first cap.
+    const large = run([], { each: `if (i === 1e6) ${say(9_000_000)}` });
     expect(large.maxSemiMb).toBeGreaterThan(YOUNG_SEMI_SPACE_FIRST_CAP_MB);
     expect(large.maxSemiMb).toBeLessThanOrEqual(YOUNG_SEMI_SPACE_CAP_MB);
     expect(large.ignored).toBe(false);
