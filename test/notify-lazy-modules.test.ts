@@ -80,3 +80,22 @@ it('the daemon and the Slack notifier load without @slack/web-api; the bot mode 
   `);
   expect(JSON.parse(out)).toEqual({ before: false, after: true, err: 'NotifyError' });
 });
+
+it("a Slack webhook message goes out without undici's index (its fetch loads the whole package)", async () => {
+  const out = await runScript(`
+    ${RECORD}
+    const { createServer } = await import('node:http');
+    const server = createServer((req, res) => { req.resume(); req.on('end', () => res.end('ok')); });
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    await import(${JSON.stringify(dist('daemon.js'))});
+    const { slackNotifier } = await import(${JSON.stringify(dist('notify/notifiers/slack.js'))});
+    const { silentLogger } = await import(${JSON.stringify(dist('log.js'))});
+    const n = slackNotifier.create('s', { webhook_url: 'http://127.0.0.1:' + server.address().port + '/services/T/B/x', max_alerts: 10, timeout: 2000 }, { log: silentLogger });
+    const message = { dedupKey: 'k', notifier: 's', groupKey: 'g', groupLabels: {}, status: 'resolved', alerts: [], commonLabels: {}, commonAnnotations: {}, createdAt: 0 };
+    const sent = await n.send(message, new AbortController().signal).then(() => 'sent', (e) => String(e));
+    server.close();
+    console.log(JSON.stringify({ sent, index: ${loaded('undici').replace("'/node_modules/undici/'", "'/node_modules/undici/index.js'")} }));
+  `);
+  expect(JSON.parse(out)).toEqual({ sent: 'sent', index: false });
+});
+

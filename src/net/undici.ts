@@ -4,11 +4,10 @@
  * `import … from 'undici'` evaluates the whole package: fetch, WebSocket, EventSource, the cache, the mocks, and on
  * the way (`lib/web/cookies` reads `globalThis.Headers`) node's own bundled copy of undici with its WebAssembly
  * parser. A daemon uses a Pool for the data service and `Dispatcher#request` for its HTTP notifiers: loading the rest
- * cost the daemon watching 200 markets ~5 MB of RSS (a daemon with a Slack notifier still loads the index, with
- * its first message: ~9 MB in a bare Node). So the classes come from their own files, and `request` is
+ * cost the daemon watching 200 markets ~5 MB of RSS. So the classes come from their own files, and `request` is
  * given to `Dispatcher.prototype` as undici's index gives it (`Object.assign(Dispatcher.prototype, api)`: the same
- * function, so loading the index later changes nothing). `fetch` is loaded with the index, on first use only (the
- * Slack notifiers hand a fetch to the Slack libraries).
+ * function, so loading the index later changes nothing). `fetch` is loaded with the index, on first use only: the
+ * Slack bot mode hands it to @slack/web-api (the webhook mode has its own over `request`, slack-fetch.ts).
  *
  * undici does not promise these paths (it has no `exports` map, so they resolve, but a release may move them):
  * test/net-undici.test.ts holds each to the index's own export and fails on an undici that moved one; an install

@@ -4,7 +4,6 @@
  * incident, edited in place, with a thread (slack-bot.ts).
  */
 import { IncomingWebhook, type FetchFunction } from '@slack/webhook';
-import { fetch as undiciFetch } from '../../net/undici.js';
 import { NotifyError } from '../../errors.js';
 import type { Notifier } from '../message.js';
 import type { NotifierDeps, NotifierModule } from '../notifier-module.js';
@@ -12,6 +11,7 @@ import type { NotifierConfig } from '../schema.js';
 import { httpError, networkError } from './http.js';
 import { slackPayloads } from './slack-blocks.js';
 import { slackBotNotifier, type SlackBotConfig } from './slack-bot.js';
+import { webhookFetch } from './slack-fetch.js';
 import { incidentMessage, parentContent } from './slack-incident.js';
 
 export { SLACK_MAX_BLOCKS, SLACK_MAX_TEXT, slackPayloads, type SlackPayload } from './slack-blocks.js';
@@ -37,6 +37,7 @@ export const slackNotifier = {
 /** Webhook mode: each message as one or more posts to the incoming webhook. */
 function webhookMode(name: string, cfg: SlackConfig, deps: NotifierDeps): Notifier {
   const webhookUrl = cfg.webhook_url!;
+  const send = webhookFetch(deps.dispatcher);
   return {
     name,
     type: 'slack',
@@ -50,11 +51,7 @@ function webhookMode(name: string, cfg: SlackConfig, deps: NotifierDeps): Notifi
         let retryAfter: string | null = null;
         // Our own fetch: honours the dispatcher's abort signal and keeps Retry-After, which the library drops.
         const fetchFn: FetchFunction = async (url, init) => {
-          const res = await undiciFetch(url, {
-            ...init,
-            signal: AbortSignal.any([signal, AbortSignal.timeout(cfg.timeout)]),
-            ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
-          } as Parameters<typeof undiciFetch>[1]);
+          const res = await send(url, { ...init, signal: AbortSignal.any([signal, AbortSignal.timeout(cfg.timeout)]) });
           retryAfter = res.headers.get('retry-after');
           return res;
         };

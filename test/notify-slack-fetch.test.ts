@@ -1,0 +1,60 @@
+/**
+ * The fetch @slack/webhook is given (src/notify/notifiers/slack-fetch.ts), over a real loopback server: what the
+ * library reads of an answer (ok, status, statusText, a header, the text) as fetch gives it, a redirect refused as
+ * fetch's `redirect: 'error'` refuses it, and the signal.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webhookFetch } from '../src/notify/notifiers/slack-fetch.js';
+
+let server: Server;
+let base: string;
+const bodies: string[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      bodies.push(`${req.method} ${req.url} ${req.headers['content-type']} ${Buffer.concat(chunks).toString('utf8')}`);
+      if (req.url === '/hang') return;
+      if (req.url === '/moved') return void res.writeHead(302, { location: '/elsewhere' }).end();
+      if (req.url === '/limited') return void res.writeHead(429, { 'retry-after': '3', 'content-type': 'text/plain' }).end('rate_limited');
+      res.writeHead(200, { 'content-type': 'text/plain', 'x-two': ['a', 'b'] }).end('ok ✓');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+describe("the Slack webhook's fetch", () => {
+  it('posts what the library gives and answers as fetch does: ok, status, statusText, headers, text, json', async () => {
+    const res = await webhookFetch()(`${base}/services/T/B/x?y=1`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"text":"hi"}', redirect: 'error' });
+    expect(bodies.at(-1)).toBe('POST /services/T/B/x?y=1 application/json {"text":"hi"}');
+    expect([res.ok, res.status, res.statusText, res.url]).toEqual([true, 200, 'OK', `${base}/services/T/B/x?y=1`]);
+    expect(res.headers.get('Content-Type')).toBe('text/plain');
+    expect(res.headers.get('x-two')).toBe('a, b');
+    expect(res.headers.get('retry-after')).toBeNull();
+    expect(await res.text()).toBe('ok ✓');
+    expect(new TextDecoder().decode(await res.arrayBuffer())).toBe('ok ✓');
+  });
+
+  it('gives a 429 with its Retry-After, not ok', async () => {
+    const res = await webhookFetch()(`${base}/limited`, { method: 'POST', body: '{}' });
+    expect([res.ok, res.status, res.statusText, res.headers.get('retry-after'), await res.text()]).toEqual([false, 429, 'Too Many Requests', '3', 'rate_limited']);
+  });
+
+  it("refuses a redirect when told redirect: 'error', as fetch does", async () => {
+    await expect(webhookFetch()(`${base}/moved`, { method: 'POST', body: '{}', redirect: 'error' })).rejects.toThrow(TypeError);
+  });
+
+  it('ends with its signal', async () => {
+    await expect(webhookFetch()(`${base}/hang`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(100) })).rejects.toMatchObject({ name: 'TimeoutError' });
+  });
+});
