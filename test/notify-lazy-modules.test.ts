@@ -94,8 +94,16 @@ it("a Slack webhook message goes out without undici's index (its fetch loads the
     const message = { dedupKey: 'k', notifier: 's', groupKey: 'g', groupLabels: {}, status: 'resolved', alerts: [], commonLabels: {}, commonAnnotations: {}, createdAt: 0 };
     const sent = await n.send(message, new AbortController().signal).then(() => 'sent', (e) => String(e));
     server.close();
-    console.log(JSON.stringify({ sent, index: ${loaded('undici').replace("'/node_modules/undici/'", "'/node_modules/undici/index.js'")} }));
+    // The resolve hook does not see require() on Node 20: undici's index by the CommonJS cache too, and node's own
+    // bundled undici (globalThis.fetch's) by its list of loaded modules.
+    const { createRequire } = await import('node:module');
+    const cache = Object.keys(createRequire(import.meta.url).cache);
+    console.log(JSON.stringify({
+      sent,
+      index: ${loaded('undici').replace("'/node_modules/undici/'", "'/node_modules/undici/index.js'")} || cache.some((f) => /node_modules[\\\\/]undici[\\\\/]index\\.js$/.test(f)),
+      nodeUndici: process.moduleLoadList.some((m) => m.includes('internal/deps/undici')),
+    }));
   `);
-  expect(JSON.parse(out)).toEqual({ sent: 'sent', index: false });
+  expect(JSON.parse(out)).toEqual({ sent: 'sent', index: false, nodeUndici: false });
 });
 

@@ -20,6 +20,8 @@ beforeAll(async () => {
       bodies.push(`${req.method} ${req.url} ${req.headers['content-type']} ${Buffer.concat(chunks).toString('utf8')}`);
       if (req.url === '/hang') return;
       if (req.url === '/moved') return void res.writeHead(302, { location: '/elsewhere' }).end();
+      if (req.url === '/not-modified') return void res.writeHead(304).end();
+      if (req.url === '/trickle') return void res.writeHead(200, { 'content-type': 'text/plain' }).write('o');
       if (req.url === '/limited') return void res.writeHead(429, { 'retry-after': '3', 'content-type': 'text/plain' }).end('rate_limited');
       res.writeHead(200, { 'content-type': 'text/plain', 'x-two': ['a', 'b'] }).end('ok ✓');
     });
@@ -52,6 +54,15 @@ describe("the Slack webhook's fetch", () => {
 
   it("refuses a redirect when told redirect: 'error', as fetch does", async () => {
     await expect(webhookFetch()(`${base}/moved`, { method: 'POST', body: '{}', redirect: 'error' })).rejects.toThrow(TypeError);
+  });
+
+  it('takes a 3xx that is not a redirect as an answer, as fetch does', async () => {
+    const res = await webhookFetch()(`${base}/not-modified`, { method: 'POST', body: '{}', redirect: 'error' });
+    expect([res.ok, res.status, res.statusText]).toEqual([false, 304, 'Not Modified']);
+  });
+
+  it('ends with its signal while the answer’s body has not ended', async () => {
+    await expect(webhookFetch()(`${base}/trickle`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(150) })).rejects.toMatchObject({ name: 'TimeoutError' });
   });
 
   it('ends with its signal', async () => {

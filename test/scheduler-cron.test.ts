@@ -22,10 +22,12 @@ function inZone(tz: string, probe: Date, offsetMinutes: number): void {
   expect(probe.getTimezoneOffset(), `TZ=${tz} in effect`).toBe(offsetMinutes);
 }
 
-/** An onError for jobs whose function never throws. */
-const fail = (err: unknown) => {
-  throw err;
-};
+/** What jobs whose function never throws handed to onError anyway: checked empty after each test. */
+const unexpected: unknown[] = [];
+const fail = (err: unknown) => void unexpected.push(err);
+afterEach(() => {
+  expect(unexpected.splice(0)).toEqual([]);
+});
 
 /** node-cron's next `n` runs from now and croner's (as lookout sets it) from the same second, as ISO strings. */
 function bothNext(expr: string, n: number): { nodeCron: string[]; croner: string[] } {
@@ -125,6 +127,9 @@ describe('cron expressions: node-cron syntax on croner timers', () => {
     expect(cronProblem('* * * *')).toMatch(/expected 5 or 6 fields/);
     // node-cron's second-to-last day croner cannot schedule: said by the check, not at start-up.
     expect(cronProblem('0 0 L-2 * *')).toMatch(/^cron expression '0 0 L-2 \* \*' cannot be scheduled/);
+    // node-cron takes days that never come together; the poll would never run again: said by the check.
+    expect(validateDetailed('0 0 1 * 1#3').valid).toBe(true);
+    expect(cronProblem('0 0 1 * 1#3')).toMatch(/never runs/);
   });
 
   it("a tick that throws goes to onError and the job ticks on (croner alone would leave an unhandled rejection)", async () => {
@@ -148,17 +153,44 @@ describe('cron expressions: node-cron syntax on croner timers', () => {
     expect(errors.map((e) => (e as Error).message).slice(0, 2)).toEqual(['tick 1', 'tick 2']);
   });
 
+  it("the scheduler logs a tick that throws (its onSkip hook here) and goes on ticking", async () => {
+    const logs: Record<string, unknown>[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const scheduler = new Scheduler({
+      log: createLogger({ level: 'debug', write: (l) => logs.push(JSON.parse(l) as Record<string, unknown>) }),
+      onSkip: () => {
+        throw new Error('hook broke');
+      },
+    });
+    try {
+      // Runs at start and stays busy: each tick after is a skip, whose hook throws.
+      scheduler.start([{ name: 'busy', cron: '* * * * * *', run: () => gate }]);
+      const failed = () => logs.filter((l) => l.msg === 'job_failed' && l.poll === 'busy');
+      const deadline = Date.now() + 10_000;
+      while (failed().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(failed().length).toBeGreaterThanOrEqual(2);
+      expect(JSON.stringify(failed()[0])).toContain('hook broke');
+    } finally {
+      release();
+      await scheduler.stop();
+    }
+  });
+
   it('a tick the event loop held past its time runs late, once (node-cron skipped it)', async () => {
-    let ticks = 0;
-    const job = cronJob('* * * * * *', () => void ticks++, fail);
+    const ticks: number[] = [];
+    const job = cronJob('* * * * * *', () => void ticks.push(Date.now()), fail);
     job.resume();
     try {
-      // Held across two seconds' ticks: croner's timer fires when the loop is free, for one run.
-      const until = Date.now() + 2_200;
+      // Held across two seconds' ticks, to the middle of a second: croner's timer fires when the loop is free, for one
+      // run, half a second before the next second's tick.
+      const until = Math.ceil((Date.now() + 2_200) / 1000) * 1000 + 500;
       while (Date.now() < until);
-      const deadline = Date.now() + 500;
-      while (ticks < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      expect(ticks).toBe(1);
+      const deadline = Date.now() + 300;
+      while (ticks.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(ticks).toHaveLength(1);
+      expect(ticks[0]! - until).toBeLessThan(300);
     } finally {
       job.stop();
     }

@@ -25,7 +25,8 @@ export function cronerPattern(expr: string): string {
 /**
  * Why `expr` is not a schedule lookout runs, or `undefined`: node-cron's verdict on its syntax, then whether croner
  * takes node-cron's reading of it (it does for every form test/scheduler-cron.test.ts tries; node-cron's `L-2`, the
- * second-to-last day, it does not — said here rather than at start-up).
+ * second-to-last day, and `LW` in a list, it does not — said here rather than at start-up), then whether it ever
+ * runs.
  */
 export function cronProblem(expr: string): string | undefined {
   const v = validateDetailed(expr);
@@ -33,12 +34,16 @@ export function cronProblem(expr: string): string | undefined {
     const why = v.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
     return `invalid cron expression '${expr}'${why ? ` (${why})` : ''}`;
   }
+  let job: Cron;
   try {
-    new Cron(cronerPattern(expr), { ...CRON_OPTIONS, paused: true }).stop();
+    job = new Cron(cronerPattern(expr), { ...CRON_OPTIONS, paused: true });
   } catch (err) {
     return `cron expression '${expr}' cannot be scheduled (${err instanceof Error ? err.message : String(err)})`;
   }
-  return undefined;
+  // Days that never come together (the 1st that is a 3rd Monday): the poll would never run after its first.
+  const next = job.nextRun();
+  job.stop();
+  return next === null ? `cron expression '${expr}' never runs (its day of month and day of week never fall on one day)` : undefined;
 }
 
 /**

@@ -9,10 +9,14 @@ import type { FetchFunction } from '@slack/webhook';
 import type { Dispatcher } from 'undici';
 import { request } from '../../net/undici.js';
 
+/** The statuses fetch follows as redirects (and refuses under `redirect: 'error'`); any other 3xx is an answer. */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
 /**
  * A `FetchFunction` sending through `dispatcher` (undici's global one without). As fetch does: `redirect: 'error'`
- * (what @slack/webhook asks) turns a 3xx answer into a TypeError, and the signal ends the request. The answer is read
- * whole before it resolves (Slack's answers are a few bytes: `ok`, `invalid_payload`, …).
+ * (what @slack/webhook asks) turns a redirect (301, 302, 303, 307, 308) into a TypeError, and the signal ends the
+ * request, the answer's body included. The answer is read whole before it resolves (Slack's answers are a few bytes:
+ * `ok`, `invalid_payload`, …).
  */
 export function webhookFetch(dispatcher?: Dispatcher): FetchFunction {
   return async (url, init = {}) => {
@@ -25,7 +29,7 @@ export function webhookFetch(dispatcher?: Dispatcher): FetchFunction {
       ...(dispatcher ? { dispatcher } : {}),
     });
     const status = res.statusCode;
-    if (init.redirect === 'error' && status >= 300 && status < 400) {
+    if (init.redirect === 'error' && REDIRECTS.has(status)) {
       await res.body.dump().catch(() => undefined);
       throw new TypeError(`redirect (HTTP ${status}) where none is allowed`);
     }
@@ -34,7 +38,7 @@ export function webhookFetch(dispatcher?: Dispatcher): FetchFunction {
     return {
       ok: status >= 200 && status < 300,
       status,
-      statusText: STATUS_CODES[status] ?? '',
+      statusText: res.statusText || (STATUS_CODES[status] ?? ''),
       url: String(url),
       headers: {
         get: (name: string) => one(res.headers[name.toLowerCase()]),
