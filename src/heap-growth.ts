@@ -21,9 +21,10 @@
  * {@link RESPONSE_BYTES_CHANNEL} diagnostics channel), then {@link YOUNG_SEMI_SPACE_CAP_MB}: a watch of a few hundred
  * markets (responses under 1 MB) keeps 4 MB of young generation instead of 8 (B6s, ~3 MB of RSS), while a poll of
  * SPEC §8's 10,000 markets (a 9 MB response) gets the room its parse's survivors need from its first response on
- * (docs/performance.md "B6s: undici without its index, no ICU, the young generation by the responses"). A performance observer looks after
- * collections (the size only grows in one); when V8 has shrunk the young generation (it does when allocation slows
- * down, between polls at a real cadence), the factor goes back to 2 and it may grow to the cap again.
+ * (docs/performance.md "B6s: undici without its index, no ICU, the young generation by the responses"). A
+ * performance observer looks after collections (the size only grows in one); when V8 has shrunk the young generation
+ * (it does when allocation slows down, between polls at a real cadence), the factor goes back to 2 and it may grow to
+ * the cap again.
  *
  * V8 declares `DEFINE_MIN_VALUE_IMPLICATION(semi_space_growth_factor, 2)` and applies it when it starts (a 1 on
  * node's command line becomes 2) and when a worker thread's isolate starts. V8 11.3 (Node 20) does not apply it when
@@ -53,9 +54,6 @@ export const YOUNG_SEMI_SPACE_FIRST_CAP_MB = 2;
 
 /** A response of this many bytes or more lifts the young generation's cap to {@link YOUNG_SEMI_SPACE_CAP_MB}. */
 export const LARGE_RESPONSE_BYTES = 4 * 1024 * 1024;
-
-/** The diagnostics channel a response's size is published on (`{ bytes }`; src/source/http.ts). */
-export { RESPONSE_BYTES_CHANNEL } from './channels.js';
 
 const GROWING_FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
 const SEMI_SPACE_FLAGS = /^--(max|min)[-_]semi[-_]space[-_]size(=|$)|^--semi[-_]space[-_]growth[-_]factor(=|$)/;

@@ -65,6 +65,21 @@ describe("the Slack webhook's fetch", () => {
     await expect(webhookFetch()(`${base}/trickle`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(150) })).rejects.toMatchObject({ name: 'TimeoutError' });
   });
 
+  it("answers as undici's own fetch does, for each answer the server gives (fetch is the oracle)", async () => {
+    const { fetch: realFetch } = await import('undici');
+    const seenBy = async (f: (url: string, init: object) => Promise<{ ok: boolean; status: number; statusText: string; headers: { get(n: string): string | null }; text(): Promise<string> }>, path: string) => {
+      try {
+        const res = await f(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"text":"hi"}', redirect: 'error' });
+        return { ok: res.ok, status: res.status, statusText: res.statusText, retryAfter: res.headers.get('Retry-After'), type: res.headers.get('content-type'), text: await res.text() };
+      } catch (err) {
+        return { threw: (err as Error).constructor.name };
+      }
+    };
+    for (const path of ['/services/T/B/x', '/limited', '/not-modified', '/moved']) {
+      expect(await seenBy(webhookFetch() as never, path), path).toEqual(await seenBy(realFetch as never, path));
+    }
+  });
+
   it('ends with its signal', async () => {
     await expect(webhookFetch()(`${base}/hang`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(100) })).rejects.toMatchObject({ name: 'TimeoutError' });
   });

@@ -1,9 +1,9 @@
-// Where the memory of the daemon watching 200 markets is (B6s): the bench's e2e.small setup (the daemon child on the
-// bench's simulator, 200 markets, 1,000 positions, the starter rules, the default limit), 20 markets polls with a
-// positions poll every fifth, RSS sampled after each. Prints the median / min / max and, at the last sample, the
-// mapped files, the private memory and V8's heap spaces; SMAPS=1 adds the largest mappings by resident size, and
-// BINARY=1 the node binary's resident pages by symbol (/proc/<pid>/pagemap read against `nm` of the binary: needs
-// root and a binary with symbols), to compare with a bare Node's (`BINARY=bare`).
+// Where the memory of the daemon watching 200 markets is (B6s): the bench's e2e.small watch (watchSmall in
+// src/bench/e2e.ts: the daemon child on the bench's simulator, 200 markets, 1,000 positions, the starter rules, the
+// default limit), 20 markets polls with a positions poll every fifth, RSS sampled after each. Prints, at the last
+// sample, the mapped files, the private memory and V8's heap spaces, then the RSS median / min / max; SMAPS=1 adds the
+// largest mappings by resident size, and BINARY=1 the node binary's resident pages by symbol (/proc/<pid>/pagemap read
+// against `nm` of the binary: needs root and a binary with symbols), to compare with a bare Node's (`BINARY=bare`).
 //
 //   node tools/small-watch.mjs dist                 # three runs: for i in 1 2 3; do …; done (RSS moves by ±3 MB)
 //   DARGS="--max-semi-space-size=1" node tools/small-watch.mjs dist    # node flags for the daemon child
@@ -78,31 +78,27 @@ if (process.env.BINARY === 'bare') {
   process.exit(0);
 }
 
-const { startChildSimulator } = await load('bench/sim.js');
-const { startDaemonChild } = await load('bench/daemon-proc.js');
-const { benchConfigYaml } = await load('bench/config.js');
+const { watchSmall } = await load('bench/e2e.js');
 const dir = mkdtempSync(join(tmpdir(), 'small-watch-'));
-const sim = await startChildSimulator({ markets: 200, positions: 1_000 });
 const execArgv = (process.env.DARGS ?? '').split(' ').filter(Boolean);
-const polls = ['markets', 'positions', 'benchmarks'];
-const d = await startDaemonChild(benchConfigYaml({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(dir, 'small.db'), rules: 'starter', polls, marketsLimit: 'default' }), { execArgv });
 try {
-  for (const p of polls) await d.poll(p);
-  const rss = [];
-  for (let i = 0; i < 20; i++) {
-    await d.poll('markets');
-    if (i % 5 === 4) await d.poll('positions');
-    rss.push((await d.memory()).rssMb);
-  }
-  rss.sort((a, b) => a - b);
-  const m = await d.memory({ detail: true, gc: process.env.GC === '1' });
+  // The bench's own watch (src/bench/e2e.ts), with a look at the child before it stops.
+  const { rss } = await watchSmall({
+    dir,
+    rounds: 20,
+    ...(execArgv.length ? { execArgv } : {}),
+    atEnd: async (d) => {
+      const m = await d.memory({ detail: true, gc: process.env.GC === '1' });
+      const f = (v) => v.toFixed(1);
+      console.log(`at the last sample: mapped files ${f(m.fileMb)}, private ${f(m.anonMb)}`);
+      console.log(`V8: ${Object.entries(m.spaces).filter(([, s]) => s.sizeMb >= 0.05).map(([k, s]) => `${k} ${f(s.sizeMb)} (${f(s.usedMb)} used)`).join(', ')}`);
+      if (process.env.SMAPS) print(mappings(d.pid), 14);
+      if (process.env.BINARY) print(binaryPages(d.pid), 30);
+    },
+  });
+  const sorted = [...rss].sort((a, b) => a - b);
   const f = (v) => v.toFixed(1);
-  console.log(`RSS median ${f(rss[10])} MB (${f(rss[0])}–${f(rss[19])}); at the last sample: mapped files ${f(m.fileMb)}, private ${f(m.anonMb)}`);
-  console.log(`V8: ${Object.entries(m.spaces).filter(([, s]) => s.sizeMb >= 0.05).map(([k, s]) => `${k} ${f(s.sizeMb)} (${f(s.usedMb)} used)`).join(', ')}`);
-  if (process.env.SMAPS) print(mappings(d.pid), 14);
-  if (process.env.BINARY) print(binaryPages(d.pid), 30);
+  console.log(`RSS median ${f(sorted[Math.floor(sorted.length / 2)])} MB (${f(sorted[0])}–${f(sorted.at(-1))})`);
 } finally {
-  await d.stop();
-  await sim.stop();
   rmSync(dir, { recursive: true, force: true });
 }

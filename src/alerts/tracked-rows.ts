@@ -20,6 +20,7 @@
 import type Database from 'better-sqlite3';
 import { isActive, type TrackedAlert } from './lifecycle.js';
 import type { AlertRepo } from './repo.js';
+import { compareText } from '../text-format.js';
 
 /** Where the copy's rows come from and go to. */
 export type TrackedRowsRepo = Pick<
@@ -99,7 +100,7 @@ export class TrackedRows {
    * them: what a tick steps, every few seconds, without reading thousands of rows back in an incident.
    */
   live(rules: readonly string[]): TrackedAlert[] {
-    return [...this.liveUnordered(rules)].sort((a, b) => order(a.alert.rule, b.alert.rule) || order(a.alert.entity, b.alert.entity));
+    return [...this.liveUnordered(rules)].sort((a, b) => compareText(a.alert.rule, b.alert.rule) || compareText(a.alert.entity, b.alert.entity));
   }
 
   /** The live rows of `rules` in no particular order (what a question about all of them, as the next deadline, needs). */
@@ -157,4 +158,3 @@ export class TrackedRows {
   }
 }
 
-const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

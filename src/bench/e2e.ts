@@ -14,7 +14,7 @@ import { SCRAPE_EVERY_MS } from './scraper.js';
 import { percentile, summarize } from './stats.js';
 import { startChildSimulator } from './sim.js';
 import { benchConfigYaml } from './config.js';
-import { deployedEnv, mallocNote, startDaemonChild } from './daemon-proc.js';
+import { deployedEnv, mallocNote, startDaemonChild, type DaemonChild } from './daemon-proc.js';
 import { assertPollsOk } from './poll-log.js';
 
 /** B5's p99 is over at least this many scrapes in a full run (with fewer, it is their maximum). */
@@ -109,55 +109,72 @@ async function e2e(ctx: BenchContext): Promise<void> {
   );
 }
 
+/** What {@link watchSmall} measured. */
+export interface SmallWatch {
+  /** Each timed markets poll, ms, as seen in the child; the rule evaluation of each, ms. */
+  ms: number[];
+  evalMs: number[];
+  /** RSS after each markets poll, MB. */
+  rss: number[];
+  /** The child's memory at the last sample. */
+  last: DaemonMemory | undefined;
+}
+
 /**
- * B6s: the daemon alone in a process of its own (src/bench/daemon-child.ts, nothing of the bench's baselines beside it),
- * with the starter rules, watching 200 markets and 1,000 positions: its RSS after each markets poll (a positions poll
- * every fifth), the median of those samples. RSS swings by tens of MB with the garbage not yet collected; one sample
- * after the timed polls (as this bench took before) read anything from 203 to 318 MB.
+ * B6s's watch: the daemon alone in a process of its own (src/bench/daemon-child.ts, nothing of the bench's baselines
+ * beside it), with the starter rules, watching 200 markets and 1,000 positions: `rounds` markets polls (a positions poll
+ * every fifth), its RSS after each. `atEnd` sees the child before it stops (tools/small-watch.mjs reads its mappings).
  */
-async function small(ctx: BenchContext): Promise<void> {
+export async function watchSmall(opts: { dir: string; rounds: number; execArgv?: string[]; atEnd?: (daemon: DaemonChild) => Promise<void> }): Promise<SmallWatch> {
   const sim = await startChildSimulator({ markets: SMALL_MARKETS, positions: 1_000 });
   const polls = ['markets', 'positions', 'benchmarks'] as const;
   const daemon = await startDaemonChild(
     // As a watch of 200 markets is configured: the default limit (1,000 rows a query), not the §8 scale's 10,000.
-    benchConfigYaml({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(ctx.dir, 'small.db'), rules: 'starter', polls: [...polls], marketsLimit: 'default' }),
+    benchConfigYaml({ baseUrl: sim.url, catalogUrl: sim.catalogUrl, apiKey: sim.apiKey, dbPath: join(opts.dir, 'small.db'), rules: 'starter', polls: [...polls], marketsLimit: 'default' }),
+    opts.execArgv ? { execArgv: opts.execArgv } : {},
   );
   try {
     // The scheduler runs every poll once at start; these wait for those runs.
     for (const p of polls) assertPollsOk((await daemon.poll(p)).lines, `e2e.small ${p}`);
-    const rounds = ctx.quick ? 6 : 20;
-    const ms: number[] = [];
-    const evalMs: number[] = [];
-    const rss: number[] = [];
-    let last: DaemonMemory | undefined;
-    for (let i = 0; i < rounds; i++) {
+    const r: SmallWatch = { ms: [], evalMs: [], rss: [], last: undefined };
+    for (let i = 0; i < opts.rounds; i++) {
       const m = await daemon.poll('markets');
       assertPollsOk(m.lines, 'e2e.small markets');
       // The default limit must still bring every market's newest row (the simulator sends newest first).
       const short = m.lines.find((l) => l.rows !== SMALL_MARKETS);
       if (short) throw new Error(`e2e.small: a markets poll read ${short.rows} markets, not ${SMALL_MARKETS}`);
-      ms.push(m.ms);
-      evalMs.push(...m.lines.map((l) => l.eval_ms));
+      r.ms.push(m.ms);
+      r.evalMs.push(...m.lines.map((l) => l.eval_ms));
       if (i % 5 === 4) assertPollsOk((await daemon.poll('positions')).lines, 'e2e.small positions');
       const mem = await daemon.memory();
-      rss.push(mem.rssMb);
-      last = mem;
+      r.rss.push(mem.rssMb);
+      r.last = mem;
     }
-    // No ratio: the markets poll reads the time series up to its limit (1,000 rows, 5 per market), the bare request
-    // would ask for the newest 200; this run is here for the RSS.
-    ctx.row({ name: 'e2e.small', n: `${SMALL_MARKETS} markets, 13 rules`, subject: summarize(ms) });
-    const r = summarize(rss);
-    ctx.figure('rss_small_mb', r.median);
-    ctx.note(
-      `e2e.small: the daemon's process alone, RSS median ${r.median.toFixed(0)} MB (${r.min.toFixed(0)}–${r.max.toFixed(0)} MB over ${rss.length} samples, one after each markets poll; heap used ${(last?.heapUsedMb ?? NaN).toFixed(0)} MB at the last) ` +
-        `watching ${SMALL_MARKETS} markets and 1,000 positions; a markets poll ${median(ms).toFixed(0)} ms, of which rule evaluation ${median(evalMs).toFixed(0)} ms. ` +
-        (last ? `At the last sample: ${memoryParts(last)}. ` : '') +
-        `Malloc: ${mallocNote()}.`,
-    );
+    await opts.atEnd?.(daemon);
+    return r;
   } finally {
     await daemon.stop();
     await sim.stop();
   }
+}
+
+/**
+ * B6s: {@link watchSmall}'s RSS, the median of its samples. RSS swings by tens of MB with the garbage not yet
+ * collected; one sample after the timed polls (as this bench took before) read anything from 203 to 318 MB.
+ */
+async function small(ctx: BenchContext): Promise<void> {
+  const { ms, evalMs, rss, last } = await watchSmall({ dir: ctx.dir, rounds: ctx.quick ? 6 : 20 });
+  // No ratio: the markets poll reads the time series up to its limit (1,000 rows, 5 per market), the bare request
+  // would ask for the newest 200; this run is here for the RSS.
+  ctx.row({ name: 'e2e.small', n: `${SMALL_MARKETS} markets, 13 rules`, subject: summarize(ms) });
+  const r = summarize(rss);
+  ctx.figure('rss_small_mb', r.median);
+  ctx.note(
+    `e2e.small: the daemon's process alone, RSS median ${r.median.toFixed(0)} MB (${r.min.toFixed(0)}–${r.max.toFixed(0)} MB over ${rss.length} samples, one after each markets poll; heap used ${(last?.heapUsedMb ?? NaN).toFixed(0)} MB at the last) ` +
+      `watching ${SMALL_MARKETS} markets and 1,000 positions; a markets poll ${median(ms).toFixed(0)} ms, of which rule evaluation ${median(evalMs).toFixed(0)} ms. ` +
+      (last ? `At the last sample: ${memoryParts(last)}. ` : '') +
+      `Malloc: ${mallocNote()}.`,
+  );
 }
 
 /** Where a daemon child's RSS is, in words (Linux; the /proc figures are NaN elsewhere). */

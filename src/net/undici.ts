@@ -3,8 +3,9 @@
  *
  * `import … from 'undici'` evaluates the whole package: fetch, WebSocket, EventSource, the cache, the mocks, and on
  * the way (`lib/web/cookies` reads `globalThis.Headers`) node's own bundled copy of undici with its WebAssembly
- * parser. A daemon uses a Pool for the data service and `Dispatcher#request` for its HTTP notifiers: loading the rest
- * cost the daemon watching 200 markets ~5 MB of RSS. So the classes come from their own files, and `request` is
+ * parser. A daemon uses a Pool for the data service and `Dispatcher#request` for its HTTP notifiers (on undici's
+ * global dispatcher, an Agent, unless given one): loading the rest
+ * cost the daemon watching 200 markets ~5 MB of RSS. So the parts come from their own files, and `request` is
  * given to `Dispatcher.prototype` as undici's index gives it (`Object.assign(Dispatcher.prototype, api)`: the same
  * function, so loading the index later changes nothing). `fetch` is loaded with the index, on first use only: the
  * Slack bot mode hands it to @slack/web-api (the webhook mode has its own over `request`, slack-fetch.ts).
@@ -20,7 +21,6 @@ import type * as Undici from 'undici';
 export interface UndiciParts {
   Dispatcher: typeof Undici.Dispatcher;
   Pool: typeof Undici.Pool;
-  Agent: typeof Undici.Agent;
   request: Undici.Dispatcher['request'];
   getGlobalDispatcher(): Undici.Dispatcher;
   /** `files` when they came from their own files, `index` when from undici's index (a release that moved them). */
@@ -37,11 +37,10 @@ export function loadUndiciParts(req: (id: string) => unknown): UndiciParts {
     const parts = {
       Dispatcher: req('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher,
       Pool: req('undici/lib/dispatcher/pool.js') as typeof Undici.Pool,
-      Agent: req('undici/lib/dispatcher/agent.js') as typeof Undici.Agent,
       request: req('undici/lib/api/api-request.js') as Undici.Dispatcher['request'],
       getGlobalDispatcher: (req('undici/lib/global.js') as { getGlobalDispatcher: () => Undici.Dispatcher }).getGlobalDispatcher,
     };
-    const ok = [parts.Dispatcher, parts.Pool, parts.Agent, parts.request, parts.getGlobalDispatcher].every((p) => typeof p === 'function') && parts.Pool.prototype instanceof parts.Dispatcher && parts.Agent.prototype instanceof parts.Dispatcher;
+    const ok = [parts.Dispatcher, parts.Pool, parts.request, parts.getGlobalDispatcher].every((p) => typeof p === 'function') && parts.Pool.prototype instanceof parts.Dispatcher;
     if (ok) {
       // As undici's index does (`Object.assign(Dispatcher.prototype, api)`): the same function, set before it loads.
       (parts.Dispatcher.prototype as { request?: unknown }).request ??= parts.request;
@@ -51,17 +50,13 @@ export function loadUndiciParts(req: (id: string) => unknown): UndiciParts {
     // moved: the index below
   }
   const index = req('undici') as typeof Undici;
-  return { Dispatcher: index.Dispatcher, Pool: index.Pool, Agent: index.Agent, request: index.Dispatcher.prototype.request, getGlobalDispatcher: index.getGlobalDispatcher, from: 'index' };
+  return { Dispatcher: index.Dispatcher, Pool: index.Pool, request: index.Dispatcher.prototype.request, getGlobalDispatcher: index.getGlobalDispatcher, from: 'index' };
 }
 
 const parts = loadUndiciParts(createRequire(import.meta.url));
 
 /** undici's `Pool` (the class its index exports). */
 export const Pool = parts.Pool;
-/** undici's `Agent` (the class its index exports). */
-export const Agent = parts.Agent;
-/** undici's `Dispatcher` base class (the one its index exports). */
-export const Dispatcher = parts.Dispatcher;
 /** Where the parts came from (see {@link loadUndiciParts}). */
 export const undiciPartsFrom = parts.from;
 

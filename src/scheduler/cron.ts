@@ -18,7 +18,11 @@ const CRON_OPTIONS = { domAndDow: true } as const;
  * an expression it refuses.
  */
 export function cronerPattern(expr: string): string {
-  const f = parse(expr);
+  return patternOf(parse(expr));
+}
+
+/** node-cron's fields as a croner pattern. */
+function patternOf(f: ReturnType<typeof parse>): string {
   return [f.second, f.minute, f.hour, f.dayOfMonth, f.month, f.dayOfWeek].map((values) => values.join(',')).join(' ');
 }
 
@@ -36,7 +40,8 @@ export function cronProblem(expr: string): string | undefined {
   }
   let job: Cron;
   try {
-    job = new Cron(cronerPattern(expr), { ...CRON_OPTIONS, paused: true });
+    // The fields node-cron read in its verdict (`parse` would read the expression again).
+    job = new Cron(patternOf(v.fields ?? parse(expr)), { ...CRON_OPTIONS, paused: true });
   } catch (err) {
     return `cron expression '${expr}' cannot be scheduled (${err instanceof Error ? err.message : String(err)})`;
   }
