@@ -3,10 +3,10 @@
  * undici's top-level one over a real loopback server, and the daemon's modules load without the index (B6s).
  */
 import { execFile } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawServer } from './source-helpers.js';
 import { createRequire } from 'node:module';
 import { Pool, fetch, getGlobalDispatcher, loadUndiciParts, request, undiciPartsFrom } from '../src/net/undici.js';
 
@@ -23,12 +23,12 @@ interface Seen {
   body: string;
 }
 
-let server: Server;
+let server: { url: string; close(): Promise<void> };
 let base: string;
 const seen: Seen[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
+  server = await rawServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -37,12 +37,11 @@ beforeAll(async () => {
       res.end(JSON.stringify({ n: seen.length }));
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = server.url;
 });
 
 afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+  await server.close();
 });
 
 describe('undici without its index', () => {
@@ -91,14 +90,12 @@ describe('undici without its index', () => {
   });
 
   it('request ends with its signal', async () => {
-    const hang = createServer(() => undefined);
-    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+    const hang = await rawServer(() => undefined);
     try {
-      const url = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/never`;
+      const url = `${hang.url}/never`;
       await expect(request(url, { signal: AbortSignal.timeout(100) })).rejects.toMatchObject({ name: 'TimeoutError' });
     } finally {
-      hang.closeAllConnections();
-      await new Promise<void>((r) => hang.close(() => r()));
+      await hang.close();
     }
   });
 

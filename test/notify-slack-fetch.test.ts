@@ -3,17 +3,16 @@
  * library reads of an answer (ok, status, statusText, a header, the text) as fetch gives it, a redirect refused as
  * fetch's `redirect: 'error'` refuses it, and the signal.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawServer } from './source-helpers.js';
 import { webhookFetch } from '../src/notify/notifiers/slack-fetch.js';
 
-let server: Server;
+let server: { url: string; close(): Promise<void> };
 let base: string;
 const bodies: string[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
+  server = await rawServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -26,13 +25,11 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'text/plain', 'x-two': ['a', 'b'] }).end('ok ✓');
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = server.url;
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
+  await server.close();
 });
 
 describe("the Slack webhook's fetch", () => {
