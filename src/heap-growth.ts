@@ -39,6 +39,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { RESPONSE_BYTES_CHANNEL } from './channels.js';
+import { holdCompilers } from './compiler-tiers.js';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
@@ -64,6 +65,8 @@ export interface DaemonHeapSettings {
   heap_growth: string;
   /** `semi-spaces up to N MB, M MB after a response of L MB or more`, or `as node was told`. */
   young_generation: string;
+  /** Which of V8's compilers run: the interpreter until a large poll, or `as node was told` (src/compiler-tiers.ts). */
+  compilers: string;
 }
 
 let applied: DaemonHeapSettings | undefined;
@@ -71,8 +74,8 @@ let capIgnored = false;
 const ignoredListeners: (() => void)[] = [];
 
 /**
- * Sets the daemon's heap settings, each unless node's command line (`execArgv`) or NODE_OPTIONS gave one of its own.
- * Call it at the entry of a process that runs the daemon, before the daemon's modules load: loading them alone grows
+ * Sets the daemon's heap settings, and holds V8's compilers back until a large poll (src/compiler-tiers.ts), each
+ * unless node's command line (`execArgv`) or NODE_OPTIONS gave one of its own. Call it at the entry of a process that runs the daemon, before the daemon's modules load: loading them alone grows
  * the young generation to 4 MB a semi-space. Once a process: later calls return what the first set. `onCapIgnored` is
  * told if this V8 turns out not to take the young generation's cap (see the module's comment); the young generation
  * then grows as V8 decides.
@@ -95,7 +98,7 @@ export function applyDaemonHeapSettings(opts: { execArgv?: readonly string[]; no
     capYoungGeneration(YOUNG_SEMI_SPACE_FIRST_CAP_MB * 1024 * 1024, YOUNG_SEMI_SPACE_CAP_MB * 1024 * 1024);
     young = YOUNG_GENERATION_SETTING;
   }
-  applied = { heap_growth: heapGrowth, young_generation: young };
+  applied = { heap_growth: heapGrowth, young_generation: young, compilers: holdCompilers(args) };
   return applied;
 }
 

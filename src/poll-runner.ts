@@ -1,5 +1,7 @@
 /** One poll run end to end: fetch → validate → (one transaction, yielding between slices: store readings, record the run, evaluate rules, enqueue notifications) → metrics. */
+import { channel } from 'node:diagnostics_channel';
 import type { Clock } from './clock.js';
+import { POLL_ROWS_CHANNEL } from './channels.js';
 import type { Logger } from './log.js';
 import type { PollOutcome, Reading } from './model.js';
 import type { Store } from './store/index.js';
@@ -7,6 +9,8 @@ import type { PollConfig } from './source/polls/schemas.js';
 import { failureReason } from './source/errors.js';
 import type { FieldRejectionLog } from './source/field-log.js';
 import { ROWS_PER_STEP, type Steps } from './yielding.js';
+
+const pollRows = channel(POLL_ROWS_CHANNEL);
 
 /** What the evaluation of one poll returns. */
 export interface Evaluation {
@@ -50,6 +54,8 @@ export async function runPoll(poll: PollConfig, signal: AbortSignal, s: PollStag
     const data = await s.fetch(poll, signal, started);
     // Every alert says which poll its data came from, so `source_down` of that poll can inhibit it.
     for (const r of data.readings) r.labels.poll = poll.name;
+    // Before the transaction: a large poll gives V8 its compilers back for its own store and evaluation (src/compiler-tiers.ts).
+    if (pollRows.hasSubscribers) pollRows.publish({ poll: poll.name, rows: data.readings.length });
     outcome = { poll: poll.name, kind: poll.kind, ok: true, readings: data.readings, rejected: data.rejected, started_at: started, finished_at: s.clock.now() };
   } catch (err) {
     outcome = {
