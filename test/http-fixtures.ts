@@ -18,7 +18,7 @@ export class FakeSilences implements SilenceStore {
     return [...this.items.values()].filter((s) => s.endsAt > this.clock.now());
   }
   add(input: unknown): Silence {
-    const parsed = silenceInputSchema.safeParse(input);
+    const parsed = silenceInputSchema().safeParse(input);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new LookoutError('E_BAD_REQUEST', `invalid silence: ${issue.path.join('.')}: ${issue.message}`);

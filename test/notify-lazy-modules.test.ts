@@ -4,43 +4,11 @@
  * it with its first message. Checked in a child process of the
  * built code, with a module hook (node:module `register`) that reports every module Node resolves.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { beforeAll, expect, it } from 'vitest';
+import { dist, loaded, RECORD, root, runScript } from './module-graph-helpers.js';
 
-const root = join(import.meta.dirname, '..');
-const dist = (p: string) => pathToFileURL(join(root, 'dist', p)).href;
-
-/** Runs an ES module script with Node and returns what it printed. */
-function runScript(script: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: root, timeout: 30_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${err.message}\n${stderr}`));
-      else resolve(stdout.trim());
-    });
-  });
-}
-
-/** Script lines that record every URL Node resolves from here on into \`resolved\`. */
-const RECORD = `
-  const { register } = await import('node:module');
-  const { MessageChannel } = await import('node:worker_threads');
-  const { port1, port2 } = new MessageChannel();
-  const resolved = [];
-  port1.on('message', (url) => resolved.push(url));
-  port1.unref();
-  const hook = 'let port; export function initialize(d) { port = d.port; } export async function resolve(s, c, next) { const r = await next(s, c); port.postMessage(r.url); return r; }';
-  register('data:text/javascript,' + encodeURIComponent(hook), import.meta.url, { data: { port: port2 }, transferList: [port2] });
-  // Messages of one port arrive in order: once a fresh module's own resolution is back, every earlier one is too.
-  const settle = async () => {
-    const mark = 'data:text/javascript,//' + Math.random();
-    await import(mark);
-    while (!resolved.includes(mark)) await new Promise((r) => setImmediate(r));
-  };
-`;
-const loaded = (pkg: string) => `(await settle(), resolved.some((u) => u.includes('/node_modules/${pkg}/')))`;
 const hasNodemailer = loaded('nodemailer');
 const hasWebApi = loaded('@slack/web-api');
 

@@ -3,6 +3,7 @@ import { parseDuration } from '../config/duration.js';
 import { LookoutError } from '../errors.js';
 import { setOwn } from '../own.js';
 import { getRuleKind } from '../rules/registry.js';
+import { paramShape } from '../rules/param-kit.js';
 import { ruleCommonShape, type RuleBase } from '../rules/schema.js';
 import type { z } from 'zod';
 
@@ -77,7 +78,7 @@ export function applySet(rules: readonly RuleBase[], set: Record<string, unknown
       throw new BacktestError(`--set ${k}: '${param}' is not a parameter of ${rule.kind} rules (${Object.keys(kind.params).join(', ')})`);
     }
     const own = (shape: Record<string, unknown> | undefined) => (shape && Object.hasOwn(shape, param) ? shape[param] : undefined);
-    const schema = (own(kind?.params) ?? own(ruleCommonShape)) as z.ZodType | undefined;
+    const schema = (own(kind && paramShape(kind.params)) ?? own(ruleCommonShape)) as z.ZodType | undefined;
     setOwn(rule, param, typeof v === 'string' ? coerce(v, own(rule), `--set ${k}`, isDuration(schema)) : v);
     for (const p of kind?.check?.(rule as Record<string, unknown>) ?? []) {
       throw new BacktestError(`--set ${k}: ${p.message}`);

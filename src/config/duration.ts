@@ -1,5 +1,7 @@
-/** Durations as people write them in YAML: `500ms`, `30s`, `5m`, `2h`, `7d`, `1w`, or combined like `1h30m`. */
-import { z } from 'zod';
+/**
+ * Durations as people write them in YAML: `500ms`, `30s`, `5m`, `2h`, `7d`, `1w`, or combined like `1h30m`. Free of
+ * zod: the daemon formats durations without loading the config's schemas (their zod forms: ./duration-schema.ts).
+ */
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/g;
@@ -30,18 +32,3 @@ export function formatDuration(ms: number): string {
   }
   return (neg ? '-' : '') + parts.join('');
 }
-
-/** A zod schema for a duration written as text (or 0); the parsed value is milliseconds. */
-export const duration = z
-  .union([z.string(), z.literal(0)])
-  .transform((v, ctx) => {
-    const ms = typeof v === 'number' ? 0 : parseDuration(v);
-    if (ms === undefined) {
-      ctx.addIssue({ code: 'custom', message: `invalid duration '${v}': write it like 30s, 5m, 2h or 7d` });
-      return z.NEVER;
-    }
-    return ms;
-  });
-
-/** A duration that must be greater than zero. */
-export const positiveDuration = duration.refine((ms) => ms > 0, { message: 'duration must be greater than 0' });

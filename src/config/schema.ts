@@ -1,7 +1,7 @@
 /** The config file's schema, assembled from the registries (poll kinds, notifier types) and lookout's own sections. */
 import { z } from 'zod';
 import { SEVERITIES } from '../model.js';
-import { duration, positiveDuration } from './duration.js';
+import { duration, positiveDuration } from './duration-schema.js';
 import { pollSchema } from '../source/polls/schemas.js';
 import { ORACLE_PRICE_MODES } from '../source/read/oracle.js';
 import { inhibitSchema, notifierSchema, routeSchema } from '../notify/schema.js';

@@ -22,7 +22,7 @@ export { NotifierRegistry, notifierModules } from './registry.js';
 export { MessageStore, TokenBucket, backoffDelay, type DeliveryPolicy, type Delivery } from './delivery.js';
 export type { Notifier, NotificationMessage, MessageAlert, DeliveryProgress } from './message.js';
 export type { NotifierModule, NotifierDeps } from './notifier-module.js';
-export { renderNotification, runRenderCommand, type RenderCommandOptions } from './render.js';
+export { renderNotification } from './preview.js';
 export { notifyMigration } from './migration.js';
 export { partsSentMigration } from './parts-migration.js';
 export { slackThreadsMigration } from './threads-migration.js';

@@ -11,49 +11,17 @@ import { systemClock } from '../clock.js';
 import { parseDuration } from '../config/duration.js';
 import { loadConfig } from '../config/load.js';
 import { ConfigError, LookoutError } from '../errors.js';
-import { silentLogger } from '../log.js';
-import type { Alert, AlertEvent, Reading, ReadingKind } from '../model.js';
+import type { Alert, Reading, ReadingKind } from '../model.js';
 import { num } from '../rules/coerce.js';
 import { getRuleKind } from '../rules/registry.js';
 import { evaluateExplained, historyOf, type Verdict } from '../rules/rule-kind.js';
 import type { RuleBase } from '../rules/schema.js';
-import { unitsOfRules, type ValueUnit } from './format.js';
-import { buildMessage, type MessageAlert, type NotificationMessage } from './message.js';
-import { NotifierRegistry } from './registry.js';
+import { unitsOfRules } from './format.js';
+import { renderNotification } from './preview.js';
 import { Routing } from './routing.js';
 import type { NotifierConfig } from './schema.js';
 
-const registry = new NotifierRegistry();
-
-function toMessageAlert(x: Alert | AlertEvent, unit: ValueUnit | undefined): MessageAlert {
-  let ma: MessageAlert;
-  if ('alert' in x && 'type' in x) {
-    const status = x.type === 'resolved' || (x.type === 'settled' && x.alert.state !== 'firing') ? 'resolved' : x.type === 'flapping' ? 'flapping' : 'firing';
-    ma = { status, alert: x.alert };
-  } else {
-    ma = { status: x.state === 'resolved' ? 'resolved' : 'firing', alert: x };
-  }
-  return unit ? { ...ma, unit } : ma;
-}
-
-/** The message a notifier of this config would send for these alerts (or events), as text; nothing is sent. `unit`: as in the daemon's messages (a `threshold` rule's field). */
-export function renderNotification(
-  notifierCfg: NotifierConfig,
-  items: ReadonlyArray<Alert | AlertEvent>,
-  opts: { name?: string; now?: number; unit?: ValueUnit | undefined } = {},
-): string {
-  const name = opts.name ?? notifierCfg.type;
-  const alerts = items.map((x) => toMessageAlert(x, opts.unit));
-  const message: NotificationMessage = buildMessage({
-    dedupKey: 'lk-render-preview',
-    notifier: name,
-    groupKey: 'render',
-    groupLabels: { rule: alerts[0]?.alert.rule ?? '' },
-    alerts,
-    createdAt: opts.now ?? systemClock.now(),
-  });
-  return registry.render(name, notifierCfg, message, { clock: systemClock, log: silentLogger });
-}
+export { renderNotification };
 
 /** Options of {@link runRenderCommand}. */
 export interface RenderCommandOptions {

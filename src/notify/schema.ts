@@ -1,6 +1,6 @@
 /** Config schemas of notifiers (by `type`), routes and inhibit rules (SPEC §2, §4). */
 import { z } from 'zod';
-import { duration, positiveDuration } from '../config/duration.js';
+import { duration, positiveDuration } from '../config/duration-schema.js';
 
 const url = z.string().url();
 

@@ -3,7 +3,7 @@ import type { Reading, ReadingKind } from '../model.js';
 import { aReading, fieldType, didYouMean, isKnownLabel, knownFields, knownLabels } from './fields.js';
 import type { RuleKind, Verdict } from './rule-kind.js';
 import type { RuleBase } from './schema.js';
-import { ruleCommonShape } from './schema.js';
+import { ruleCommonKeys } from './common-keys.js';
 import { compileTemplate, type CompiledTemplate } from './template.js';
 
 /** Names every template may read whatever the kind: the verdict's values and the reading's identity. */
@@ -145,7 +145,7 @@ function knownName(name: string, kind: Pick<RuleKind, 'context' | 'params'>, rea
   if (root === 'rule') {
     const key = rest[0];
     if (!key) return true;
-    const ruleKeys = new Set(['kind', ...Object.keys(ruleCommonShape), ...Object.keys(kind.params)]);
+    const ruleKeys = new Set(['kind', ...ruleCommonKeys, ...Object.keys(kind.params)]);
     if (!ruleKeys.has(key)) return false;
     return rest.length === 1 || ['select', 'labels', 'annotations'].includes(key);
   }

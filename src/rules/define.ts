@@ -1,9 +1,10 @@
 /** `defineKind`: turns one kind module's spec into a {@link RuleKind}, adding the checks every kind shares (select keys, annotation templates). */
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { ReadingKind } from '../model.js';
 import { annotationCheck } from './annotations.js';
 import { aReading } from './fields.js';
 import type { EvalInput, JudgedVerdict, RuleKind, Verdict } from './rule-kind.js';
+import type { BuiltShape, ParamShape } from './param-kit.js';
 import type { RuleBase } from './schema.js';
 import { selectKeyCheck } from './select.js';
 
@@ -14,14 +15,18 @@ export interface RuleProblem {
 }
 
 /** A validated rule of a kind with parameters `P`. */
-export type RuleOf<P extends z.ZodRawShape> = RuleBase & z.output<z.ZodObject<P>>;
+export type RuleOf<P extends ParamShape> = RuleBase & z.output<z.ZodObject<BuiltShape<P>>>;
 
 /** What one kind module writes. */
-export interface KindSpec<P extends z.ZodRawShape> {
+export interface KindSpec<P extends ParamShape> {
   kind: string;
   description: string;
   reads: readonly ReadingKind[];
   context: readonly string[];
+  /**
+   * The kind's own parameters, each a function of the config side's kit returning its schema (./param-kit.ts): the
+   * daemon runs the kind without zod. Write it before the members that take a `rule`: their `rule` is typed from it.
+   */
   params: P;
   readingKinds?(rule: RuleOf<P>): readonly ReadingKind[];
   /** Fields the rule cannot judge without (see {@link RuleKind.needs}). */
@@ -38,7 +43,7 @@ export interface KindSpec<P extends z.ZodRawShape> {
 }
 
 /** Builds a rule kind whose `check` also validates the rule's select keys and annotation templates against what it reads. */
-export function defineKind<P extends z.ZodRawShape>(spec: KindSpec<P>): RuleKind<RuleOf<P>> {
+export function defineKind<P extends ParamShape>(spec: KindSpec<P>): RuleKind<RuleOf<P>> {
   const kind: RuleKind<RuleOf<P>> = {
     ...spec,
     check(raw) {
@@ -68,13 +73,3 @@ export function notMine(expected: string, reading: { kind: string }): Verdict {
 export function notANumber(field: string, raw: unknown): Verdict {
   return { status: 'data_error', reason: raw === null || raw === undefined ? `${field} missing` : `${field} not a number: ${String(raw)}` };
 }
-
-/** A number ≥ 0, with a message that says so. */
-export const nonNegative = z.number().min(0, { error: 'must be 0 or more' });
-/** A number > 0, with a message that says so. */
-export const positive = z.number().gt(0, { error: 'must be greater than 0' });
-/** A fraction in [0, 1] (utilization, APY thresholds): 0.95 = 95%. */
-export const fraction = z
-  .number({ error: 'expected a number' })
-  .min(0, { error: 'must be between 0 and 1 (a fraction: 0.95 = 95%)' })
-  .max(1, { error: 'must be between 0 and 1 (a fraction: 0.95 = 95%)' });

@@ -1,7 +1,8 @@
 /** The rule schema: the keys every rule shares, merged with each kind's own parameters from the registry. */
 import { z } from 'zod';
 import { SEVERITIES, SOURCE_DOWN, WATCHDOG } from '../model.js';
-import { duration } from '../config/duration.js';
+import { duration } from '../config/duration-schema.js';
+import { paramShape, type ParamShape } from './param-kit.js';
 import { selectCheck } from './select.js';
 
 const selectValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number(), z.boolean()]))]);
@@ -35,8 +36,8 @@ export const ruleCommonShape = {
 /** What the config needs to know of a rule kind to validate a rule of it. */
 export interface RuleKindSchema {
   kind: string;
-  /** The kind's own parameters, as a zod shape merged into the rule object. */
-  params: z.ZodRawShape;
+  /** The kind's own parameters, built into a zod shape ({@link paramShape}) merged into the rule object. */
+  params: ParamShape;
   /** Checks beyond the schema (e.g. clear_below < threshold, template fields); paths are relative to the rule. */
   check?(rule: Record<string, unknown>): Array<{ path: (string | number)[]; message: string }>;
 }
@@ -47,6 +48,6 @@ export type RuleBase = z.output<typeof common> & { kind: string; [param: string]
 
 /** Builds the discriminated union of all rule kinds; unknown keys are errors. */
 export function buildRuleSchema(kinds: readonly RuleKindSchema[]): z.ZodType<RuleBase> {
-  const options = kinds.map((k) => z.strictObject({ ...ruleCommonShape, ...k.params, kind: z.literal(k.kind) }));
+  const options = kinds.map((k) => z.strictObject({ ...ruleCommonShape, ...paramShape(k.params), kind: z.literal(k.kind) }));
   return z.discriminatedUnion('kind', options as unknown as [z.ZodObject, ...z.ZodObject[]]) as unknown as z.ZodType<RuleBase>;
 }

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { duration, positiveDuration } from '../config/duration.js';
+import { duration, positiveDuration } from '../config/duration-schema.js';
 import { describeIssue } from '../config/issues.js';
 import { loadRuleFile, ruleSchema } from '../config/load.js';
 import { parseYamlFile, problemAt, type YamlFile } from '../config/yaml-file.js';

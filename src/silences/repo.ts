@@ -1,7 +1,7 @@
 /** Silences: label matchers with a time window, author and comment; they mute notifications, never evaluation. */
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
-import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { LookoutError } from '../errors.js';
 import { MATCH_OPS, matches, matchesAll, validateMatcher, type Matcher } from './matcher.js';
@@ -29,21 +29,34 @@ export interface SilenceInput {
   comment: string;
 }
 
-// The refine sits after the union: inside it, a failed branch's message is swallowed by the union's 'Invalid input'.
-const time = z
-  .union([z.number().int().nonnegative(), z.string().transform((s) => Date.parse(s))])
-  .refine((t) => !Number.isNaN(t), { message: 'must be an ISO-8601 time' });
+const require = createRequire(import.meta.url);
 
-/** The zod schema of {@link SilenceInput}; the HTTP API can reuse it. */
-export const silenceInputSchema = z.strictObject({
-  matchers: z
-    .array(z.strictObject({ name: z.string().min(1), op: z.enum(MATCH_OPS), value: z.string() }))
-    .min(1, 'a silence needs at least one matcher'),
-  startsAt: time.optional(),
-  endsAt: time,
-  author: z.string().trim().min(1, 'author is required').max(200),
-  comment: z.string().trim().min(1, 'comment is required').max(2000),
-});
+/** The zod schema of {@link SilenceInput}, built from the zod it is given. */
+function buildInputSchema({ z }: typeof import('zod')) {
+  // The refine sits after the union: inside it, a failed branch's message is swallowed by the union's 'Invalid input'.
+  const time = z
+    .union([z.number().int().nonnegative(), z.string().transform((s) => Date.parse(s))])
+    .refine((t) => !Number.isNaN(t), { message: 'must be an ISO-8601 time' });
+  return z.strictObject({
+    matchers: z
+      .array(z.strictObject({ name: z.string().min(1), op: z.enum(MATCH_OPS), value: z.string() }))
+      .min(1, 'a silence needs at least one matcher'),
+    startsAt: time.optional(),
+    endsAt: time,
+    author: z.string().trim().min(1, 'author is required').max(200),
+    comment: z.string().trim().min(1, 'comment is required').max(2000),
+  });
+}
+
+let inputSchema: ReturnType<typeof buildInputSchema> | undefined;
+
+/**
+ * The zod schema of {@link SilenceInput} (the HTTP API's too), built at its first use: a daemon loads zod with the
+ * first silence it is asked to add, not at start (B6s). `require`d, as {@link SilenceRepo.add} answers at once.
+ */
+export function silenceInputSchema(): ReturnType<typeof buildInputSchema> {
+  return (inputSchema ??= buildInputSchema(require('zod') as typeof import('zod')));
+}
 
 interface Row {
   id: string;
@@ -87,7 +100,7 @@ export class SilenceRepo {
 
   /** Validates and stores a new silence; throws LookoutError `E_BAD_REQUEST` with a clear message on bad input. */
   add(input: unknown): Silence {
-    const parsed = silenceInputSchema.safeParse(input);
+    const parsed = silenceInputSchema().safeParse(input);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const where = issue.path.length ? `${issue.path.join('.')}: ` : '';

@@ -5,10 +5,8 @@
  * given change to be met (the starter rule's "up 2 points AND 50%"); `any` (default) needs one.
  * From an old value of 0 any rise is an infinite relative change (change_rel shows n/a).
  */
-import { z } from 'zod';
-import { positiveDuration } from '../../config/duration.js';
 import { num } from '../coerce.js';
-import { defineKind, notANumber, notMine, positive, type RuleProblem } from '../define.js';
+import { defineKind, notANumber, notMine, type RuleProblem } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
 
 // Float noise: 0.03 − 0.01 is 0.01999…; a change meant to equal min_change must count as reaching it.
@@ -24,18 +22,18 @@ const relative = (change: number, prev: number): number => (prev !== 0 ? change 
 export const apyJump = defineKind({
   kind: 'apy_jump',
   description: 'a market’s borrow/supply APY moved by `min_change` (absolute) and/or `min_change_rel` (relative) within `window`',
+  params: {
+    field: ({ z }) => z.enum(['borrow_apy', 'supply_apy']).default('borrow_apy'),
+    window: ({ positiveDuration }) => positiveDuration,
+    min_change: ({ positive }) => positive.optional(),
+    min_change_rel: ({ positive }) => positive.optional(),
+    direction: ({ z }) => z.enum(['up', 'down', 'both']).default('up'),
+    require: ({ z }) => z.enum(['any', 'all']).default('any'),
+  },
   reads: ['market'],
   context: ['change', 'change_rel', 'field', 'window', 'direction', 'apy'],
   needs: (rule) => [rule.field],
   worst: (rule): Record<string, 'min' | 'max'> => (rule.direction === 'up' ? { [rule.field]: 'max' } : rule.direction === 'down' ? { [rule.field]: 'min' } : {}),
-  params: {
-    field: z.enum(['borrow_apy', 'supply_apy']).default('borrow_apy'),
-    window: positiveDuration,
-    min_change: positive.optional(),
-    min_change_rel: positive.optional(),
-    direction: z.enum(['up', 'down', 'both']).default('up'),
-    require: z.enum(['any', 'all']).default('any'),
-  },
   check(rule) {
     const out: RuleProblem[] = [];
     if (rule.min_change === undefined && rule.min_change_rel === undefined) {

@@ -4,9 +4,9 @@
  * grace 5m by default), e.g. 95,340 s for a 24h feed. A timestamp that is not milliseconds (looks like seconds)
  * or lies more than 5 minutes in the future is a data error.
  */
-import { duration, positiveDuration } from '../../config/duration.js';
 import { num } from '../coerce.js';
-import { defineKind, nonNegative, notANumber, notMine, type RuleOf, type RuleProblem } from '../define.js';
+import { defineKind, notANumber, notMine, type RuleOf, type RuleProblem } from '../define.js';
+import type { ParamShape } from '../param-kit.js';
 import { LEAN_OK } from '../rule-kind.js';
 
 /** Default heartbeat margin (fraction) and grace (ms) when `heartbeat` is given. */
@@ -15,11 +15,11 @@ const FUTURE_TOLERANCE = 5 * 60_000;
 const MS_EPOCH_FLOOR = 1e12; // 2001-09-09 in ms; a seconds timestamp is far below it
 
 const params = {
-  max_lag: positiveDuration.optional(),
-  heartbeat: positiveDuration.optional(),
-  margin: nonNegative.optional(),
-  grace: duration.optional(),
-};
+  max_lag: ({ positiveDuration }) => positiveDuration.optional(),
+  heartbeat: ({ positiveDuration }) => positiveDuration.optional(),
+  margin: ({ nonNegative }) => nonNegative.optional(),
+  grace: ({ duration }) => duration.optional(),
+} satisfies ParamShape;
 
 /** The lag allowed by an oracle_lag rule, ms. */
 export function maxLagMs(rule: RuleOf<typeof params>): number {

@@ -4,7 +4,7 @@
  * A missing or non-positive price cannot be compared: a data error.
  */
 import { num } from '../coerce.js';
-import { defineKind, notANumber, notMine, positive } from '../define.js';
+import { defineKind, notANumber, notMine } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
 
 // Float noise: |1.01 − 1| / 1 is 0.0100000000000000089; a deviation meant to equal max_deviation is not above it.
@@ -18,7 +18,7 @@ export const priceDeviation = defineKind({
   context: ['deviation', 'oracle_price', 'service_price'],
   needs: () => ['oracle_price', 'service_price'],
   fields: () => ['oracle_price_scaled', 'service_price'],
-  params: { max_deviation: positive },
+  params: { max_deviation: ({ positive }) => positive },
   evaluate({ rule, reading, lean }) {
     if (reading.kind !== 'market') return notMine('market', reading);
     const oracle = num(reading.fields.oracle_price_scaled);

@@ -13,9 +13,9 @@
  * arriving ends the run, and each new day starts afresh.
  */
 import type { Reading } from '../../model.js';
-import { duration, positiveDuration } from '../../config/duration.js';
 import { bool, num } from '../coerce.js';
 import { defineKind, notANumber, notMine, type RuleOf } from '../define.js';
+import type { ParamShape } from '../param-kit.js';
 import type { EvalInput, Verdict } from '../rule-kind.js';
 
 const DAY = 86_400_000;
@@ -23,9 +23,9 @@ const DAY = 86_400_000;
 const LOOKBACK = 2 * DAY;
 
 const params = {
-  max_age: positiveDuration.default(36 * 3_600_000),
-  incomplete_for: duration.default(6 * 3_600_000),
-};
+  max_age: ({ positiveDuration }) => positiveDuration.default(36 * 3_600_000),
+  incomplete_for: ({ duration }) => duration.default(6 * 3_600_000),
+} satisfies ParamShape;
 
 /** When the current incomplete day started to count as late, from this entity's history (see the module comment). */
 export function incompleteSince(current: Reading, day: number, older: readonly Reading[]): number {

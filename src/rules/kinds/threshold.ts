@@ -3,7 +3,6 @@
  * fields (`value_usd`, `market.loan_asset_decimals`, `apy.7day.total`), `reading` picks the reading kind (market by
  * default). A missing or non-numeric field is a data error, never a breach. Numeric strings are read as numbers.
  */
-import { z } from 'zod';
 import { num, getPath } from '../coerce.js';
 import { defineKind, notANumber, notMine, type RuleProblem } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
@@ -16,15 +15,15 @@ const readingKinds = ['market', 'position', 'asset', 'holding', 'performance', '
 export const threshold = defineKind({
   kind: 'threshold',
   description: 'any numeric `field` of a reading compared (`op`) with `value`',
+  params: {
+    reading: ({ z }) => z.enum(readingKinds).default('market'),
+    field: ({ z }) => z.string().min(1, { error: 'name a field, e.g. borrow_apy or market.loan_asset_decimals' }),
+    op: ({ z }) => z.enum(operatorIds),
+    value: ({ z }) => z.number(),
+  },
   reads: readingKinds,
   context: ['field', 'op'],
   needs: (rule) => [rule.field],
-  params: {
-    reading: z.enum(readingKinds).default('market'),
-    field: z.string().min(1, { error: 'name a field, e.g. borrow_apy or market.loan_asset_decimals' }),
-    op: z.enum(operatorIds),
-    value: z.number(),
-  },
   worst: (rule): Record<string, 'min' | 'max'> => (rule.op.startsWith('>') ? { [rule.field]: 'max' } : rule.op.startsWith('<') ? { [rule.field]: 'min' } : {}),
   readingKinds: (rule) => [rule.reading],
   check(rule) {

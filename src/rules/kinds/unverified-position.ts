@@ -4,7 +4,7 @@
  * without a value cannot be judged against the minimum: a data error.
  */
 import { bool, num } from '../coerce.js';
-import { defineKind, nonNegative, notANumber, notMine } from '../define.js';
+import { defineKind, notANumber, notMine } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
 
 /** The `unverified_position` rule kind. */
@@ -14,7 +14,7 @@ export const unverifiedPosition = defineKind({
   reads: ['position'],
   context: ['verified', 'value_usd'],
   needs: () => ['verified', 'value_usd'],
-  params: { min_value_usd: nonNegative.default(0) },
+  params: { min_value_usd: ({ nonNegative }) => nonNegative.default(0) },
   evaluate({ rule, reading, lean }) {
     if (reading.kind !== 'position') return notMine('position', reading);
     const verified = bool(reading.fields.verified);

@@ -5,7 +5,7 @@
  */
 
 import { num } from '../coerce.js';
-import { defineKind, fraction, notANumber, notMine } from '../define.js';
+import { defineKind, notANumber, notMine } from '../define.js';
 import { LEAN_OK } from '../rule-kind.js';
 
 /** Tolerance above 1 for rounding in the service's utilization before it is a data error. */
@@ -19,7 +19,7 @@ export const utilizationAbove = defineKind({
   context: ['utilization', 'clear_below'],
   needs: () => ['utilization'],
   worst: () => ({ utilization: 'max' }),
-  params: { threshold: fraction, clear_below: fraction.optional() },
+  params: { threshold: ({ fraction }) => fraction, clear_below: ({ fraction }) => fraction.optional() },
   check(rule) {
     if (rule.clear_below !== undefined && rule.clear_below >= rule.threshold) {
       return [{ path: ['clear_below'], message: `clear_below: must be below threshold (${rule.clear_below} ≥ ${rule.threshold})` }];

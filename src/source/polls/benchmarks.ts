@@ -3,7 +3,7 @@ import type { Reading, Rejection } from '../../model.js';
 import { mergeForms, type SeenForms } from '../read/seen.js';
 import { benchmarkReading } from '../parse/benchmarks.js';
 import { inShard } from '../shard.js';
-import { pollSchemas, type PollConfigOf } from './schemas.js';
+import type { PollConfigOf } from './schemas.js';
 import { allOrNothing, type PollContext, type PollData } from './context.js';
 
 async function run(cfg: PollConfigOf<'benchmarks'>, ctx: PollContext): Promise<PollData> {
@@ -30,4 +30,4 @@ async function run(cfg: PollConfigOf<'benchmarks'>, ctx: PollContext): Promise<P
 }
 
 /** The `benchmarks` poll kind. */
-export const benchmarksPoll = { kind: 'benchmarks', schema: pollSchemas.benchmarks, run } as const;
+export const benchmarksPoll = { kind: 'benchmarks', run } as const;

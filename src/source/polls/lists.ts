@@ -1,7 +1,7 @@
 /** The `positions`, `assets` and `holdings` polls: a cursor walk to the end, one reading per row. */
 import { listReader, type ListKind } from '../parse/lists.js';
 import { runYielding } from '../../yielding.js';
-import { pollSchemas, type PollConfigOf } from './schemas.js';
+import type { PollConfigOf } from './schemas.js';
 import { ENDPOINTS } from '../client.js';
 import { failIfAllRejected, keepShard, type PollContext, type PollData } from './context.js';
 
@@ -29,8 +29,8 @@ function runner(kind: ListPoll) {
 }
 
 /** The `positions` poll kind. */
-export const positionsPoll = { kind: 'positions', schema: pollSchemas.positions, run: runner('positions') } as const;
+export const positionsPoll = { kind: 'positions', run: runner('positions') } as const;
 /** The `assets` poll kind. */
-export const assetsPoll = { kind: 'assets', schema: pollSchemas.assets, run: runner('assets') } as const;
+export const assetsPoll = { kind: 'assets', run: runner('assets') } as const;
 /** The `holdings` poll kind. */
-export const holdingsPoll = { kind: 'holdings', schema: pollSchemas.holdings, run: runner('holdings') } as const;
+export const holdingsPoll = { kind: 'holdings', run: runner('holdings') } as const;

@@ -1,6 +1,6 @@
 /** The `performance` poll: PnL, ROI, TWR, APR, APY for the organization and each wallet. */
 import { performanceReadings } from '../parse/performance.js';
-import { pollSchemas, type PollConfigOf } from './schemas.js';
+import type { PollConfigOf } from './schemas.js';
 import { keepShard, type PollContext, type PollData } from './context.js';
 
 async function run(cfg: PollConfigOf<'performance'>, ctx: PollContext): Promise<PollData> {
@@ -9,4 +9,4 @@ async function run(cfg: PollConfigOf<'performance'>, ctx: PollContext): Promise<
 }
 
 /** The `performance` poll kind. */
-export const performancePoll = { kind: 'performance', schema: pollSchemas.performance, run } as const;
+export const performancePoll = { kind: 'performance', run } as const;

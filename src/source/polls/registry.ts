@@ -1,8 +1,9 @@
 /**
- * The poll kinds: one module per kind, each `{ kind, schema, run }`. Adding a kind is one schema in
- * schemas.ts, one module, and one line in {@link pollKinds}.
+ * The poll kinds: one module per kind, each `{ kind, run }`. Adding a kind is one schema in schemas.ts, one module,
+ * and one line in {@link pollKinds}. The schemas are the config side's (zod): the daemon runs polls of a config already
+ * loaded, and this registry imports them as types only, so the daemon never loads zod (B6s).
  */
-import type { PollConfig, PollConfigOf, pollSchemas } from './schemas.js';
+import type { PollConfig, PollConfigOf } from './schemas.js';
 import type { PollContext, PollData } from './context.js';
 import { metricsPoll } from './metrics.js';
 import { assetsPoll, holdingsPoll, positionsPoll } from './lists.js';
@@ -14,10 +15,9 @@ export type { PollContext, PollData } from './context.js';
 /** The name of a poll kind. */
 export type PollKindName = PollConfig['kind'];
 
-/** A poll kind: its config schema and how one run turns the data service into readings. */
+/** A poll kind: how one run of a poll of its config (schemas.ts) turns the data service into readings. */
 export interface PollKind<K extends PollKindName> {
   kind: K;
-  schema: (typeof pollSchemas)[K];
   /** One run; a failed run throws a SourceError (see failureReason for its metric reason). */
   run(cfg: PollConfigOf<K>, ctx: PollContext): Promise<PollData>;
 }

@@ -1,6 +1,6 @@
 /** Config schemas of the poll kinds (the `polls:` list): one entry per kind, keyed by `kind`. */
 import { z } from 'zod';
-import { duration, positiveDuration } from '../../config/duration.js';
+import { duration, positiveDuration } from '../../config/duration-schema.js';
 
 const common = {
   name: z.string().regex(/^[A-Za-z0-9_.:-]+$/, 'poll names use letters, digits, _ . : - only'),
