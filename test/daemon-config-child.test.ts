@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import YAML from 'yaml';
 import { expect, it } from 'vitest';
-import { DaemonProcess } from './fixtures/daemon/harness.js';
+import { DaemonProcess, until } from './fixtures/daemon/harness.js';
 import { daemonScope } from './fixtures/daemon/scope.js';
 import { configObject } from './fixtures/daemon/world.js';
 
@@ -100,3 +100,16 @@ it('a config loader killed on reload: rejected with an error naming the file, th
   await daemon.waitForLog((l) => l.msg === 'reloaded', 10_000, 'reloaded once the loader lives');
   expect(daemon.running).toBe(true);
 }, 45_000);
+
+it('a SIGHUP while the config loads at start-up does not kill the daemon: it reloads once started', async () => {
+  const { dir, file } = await world();
+  const hold = join(dir, 'hold');
+  writeFileSync(hold, '');
+  const daemon = DaemonProcess.spawn(file, withHook('hold-loader.mjs', { HOLD_LOADER_WHILE: hold }));
+  await until('the config loader to start', () => (existsSync(`${hold}.seen`) ? true : undefined), 10_000, () => daemon.diag());
+  daemon.signal('SIGHUP');
+  rmSync(hold);
+  await daemon.waitForLog((l) => l.msg === 'started', 15_000, 'started');
+  await daemon.waitForLog((l) => l.msg === 'reloaded', 10_000, 'the reload the SIGHUP asked for');
+  expect(daemon.running).toBe(true);
+}, 30_000);

@@ -12,12 +12,8 @@ import { problemCount, reportConfigError, type Output } from './config-report.js
 
 /** Starts the daemon and resolves with its exit code once it has stopped on SIGTERM/SIGINT. */
 export async function runDaemonCommand(file: string, io: Output & { version?: string }): Promise<number> {
-  // Signals are handled from here on, also while the config loads and the daemon starts: a SIGHUP must not kill it
-  // (the default action), a SIGTERM during start-up stops it cleanly once started.
-  const stopRequested = new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
+  // A SIGHUP must not kill the daemon (the default action), also while its config loads and it starts: one before
+  // the reloader exists reloads once it does.
   let reloader: Reloader | undefined;
   let hupWhileStarting = false;
   process.on('SIGHUP', () => (reloader ? void reloader.reload('SIGHUP') : (hupWhileStarting = true)));
@@ -27,6 +23,12 @@ export async function runDaemonCommand(file: string, io: Output & { version?: st
   if (!config) return 1;
   let current = config;
   const log = createLogger({ level: config.log.level, format: resolveLogFormat(config.log.format, process.stderr.isTTY), secrets: () => current.secrets, base: { service: 'lookout' } });
+  // SIGTERM/SIGINT are handled from here on, also while the daemon starts: one during start-up stops it cleanly once
+  // started (before, nothing is open yet, and the default action ends the process at once).
+  const stopRequested = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
 
   // Process-wide V8 settings, so set by the command and not by startDaemon; the CLI set them already, before this
   // module loaded, and this returns what it set (src/heap-growth.ts).
