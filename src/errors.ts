@@ -31,6 +31,18 @@ export class ConfigError extends LookoutError {
   }
 }
 
+/**
+ * The config could not be loaded for a reason other than its content: the process that reads it (src/config/child-load.ts)
+ * failed. Names the file, never what it holds.
+ */
+export class ConfigLoaderError extends LookoutError {
+  readonly file: string;
+  constructor(file: string, why: string, options?: { cause?: unknown }) {
+    super('E_CONFIG_LOADER', `cannot load config ${file}: ${why}`, options);
+    this.file = file;
+  }
+}
+
 /** A request to the data service that failed; never carries the API key. */
 export class SourceError extends LookoutError {
   readonly endpoint: string;

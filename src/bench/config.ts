@@ -1,10 +1,6 @@
 /** Configs of the benchmarks: the starter rule files as shipped, or the seven market rules of the rules issue. */
-import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
-import { loadConfigText, type Config } from '../config/load.js';
-
-/** The repository root (dist/bench/ → ../../), where `rules/` lives. */
-export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+import { loadConfigSource, type Config } from '../config/load.js';
+import { benchConfigSource } from './config-source.js';
 
 /**
  * Seven rules that read every market (no `select`, so all 10,000 are judged by each), in the starter
@@ -101,5 +97,5 @@ export function loadBenchConfig(i: BenchConfigInput): Config {
 
 /** Loads the YAML of a bench config (see {@link benchConfigYaml}) as the daemon would. */
 export function loadBenchYaml(yaml: string): Config {
-  return loadConfigText(join(repoRoot, 'bench.config.yaml'), yaml, { dir: repoRoot, env: {} });
+  return loadConfigSource(benchConfigSource(yaml));
 }

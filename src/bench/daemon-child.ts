@@ -7,7 +7,8 @@
  */
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { startDaemon } from '../daemon.js';
-import { loadBenchYaml } from './config.js';
+import { loadConfigInChild } from '../config/child-load.js';
+import { benchConfigSource } from './config-source.js';
 import { pollLog, type PollLine } from './poll-log.js';
 import { procStatusMb } from './proc.js';
 
@@ -81,7 +82,8 @@ function memory(detail: boolean): DaemonMemory {
 const input = JSON.parse(process.argv[2] ?? '{}') as DaemonChildInput;
 const lines: PollLine[] = [];
 const log = pollLog(lines);
-const daemon = await startDaemon({ config: loadBenchYaml(input.yaml), log, consoleOut: { write: () => true } });
+// Loaded as `lookout run` loads it, in a process of its own: B6s measures what the daemon's process holds.
+const daemon = await startDaemon({ config: await loadConfigInChild(benchConfigSource(input.yaml)), log, consoleOut: { write: () => true } });
 
 async function answer(req: DaemonRequest): Promise<unknown> {
   switch (req.cmd) {

@@ -1,17 +1,11 @@
 /** `lookout check -c FILE`: validates the config and every rule file; `--rules FILE` checks rule files alone, like `promtool check rules`. */
 import { resolve } from 'node:path';
-import { ConfigError, formatProblem, type ConfigProblem } from '../errors.js';
+import { formatProblem, type ConfigProblem } from '../errors.js';
 import { displayPath, loadConfig, loadRuleFile, type Config, type LoadedRule } from '../config/load.js';
 import { checkRuleRefs, type RuleRef } from '../config/cross-check.js';
+import { problemCount, reportConfigError, type Output } from './config-report.js';
 
-/** Where a command writes. */
-export interface Output {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
-
-/** "1 problem", "3 problems". */
-export const problemCount = (n: number) => `${n} problem${n === 1 ? '' : 's'}`;
+export { problemCount, type Output } from './config-report.js';
 
 /**
  * Loads the config for a command; when it is invalid, prints every problem as file:line:col, then `last` (given the
@@ -21,10 +15,7 @@ export function loadConfigOrReport(file: string, io: Output, last: (n: number) =
   try {
     return loadConfig(file, { env });
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    for (const p of err.problems) io.err(formatProblem(p));
-    io.err(last(err.problems.length));
-    return undefined;
+    return reportConfigError(err, io, last);
   }
 }
 

@@ -2,29 +2,34 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError, formatProblem } from '../errors.js';
-import { loadConfig, type Config } from '../config/load.js';
+import type { Config } from '../config/load.js';
+import { loadConfigInChild } from '../config/child-load.js';
 import { createLogger, resolveLogFormat, type Logger } from '../log.js';
 import { startDaemon, type Daemon } from '../daemon.js';
 import { applyDaemonHeapSettings } from '../heap-growth.js';
 import { onCompilersLifted } from '../compiler-tiers.js';
 import { mallocSettings } from '../malloc-env.js';
-import { loadConfigOrReport, problemCount, type Output } from './check.js';
+import { problemCount, reportConfigError, type Output } from './config-report.js';
 
 /** Starts the daemon and resolves with its exit code once it has stopped on SIGTERM/SIGINT. */
 export async function runDaemonCommand(file: string, io: Output & { version?: string }): Promise<number> {
-  const config = loadConfigOrReport(file, io, (n) => `lookout: invalid config, not starting (${problemCount(n)})`);
+  // A SIGHUP must not kill the daemon (the default action), also while its config loads and it starts: one before
+  // the reloader exists reloads once it does.
+  let reloader: Reloader | undefined;
+  let hupWhileStarting = false;
+  process.on('SIGHUP', () => (reloader ? void reloader.reload('SIGHUP') : (hupWhileStarting = true)));
+
+  // Loaded in a process of its own: the config's parser and schema libraries never load into the daemon's.
+  const config = await loadConfigInChild({ file }).catch((err: unknown) => reportConfigError(err, io, (n) => `lookout: invalid config, not starting (${problemCount(n)})`));
   if (!config) return 1;
   let current = config;
   const log = createLogger({ level: config.log.level, format: resolveLogFormat(config.log.format, process.stderr.isTTY), secrets: () => current.secrets, base: { service: 'lookout' } });
-  // Signals are handled from here on, also while the daemon starts: a SIGHUP must not kill it (the default action),
-  // a SIGTERM during start-up stops it cleanly once started.
+  // SIGTERM/SIGINT are handled from here on, also while the daemon starts: one during start-up stops it cleanly once
+  // started (before, nothing is open yet, and the default action ends the process at once).
   const stopRequested = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  let reloader: Reloader | undefined;
-  let hupWhileStarting = false;
-  process.on('SIGHUP', () => (reloader ? void reloader.reload('SIGHUP') : (hupWhileStarting = true)));
 
   // Process-wide V8 settings, so set by the command and not by startDaemon; the CLI set them already, before this
   // module loaded, and this returns what it set (src/heap-growth.ts).
@@ -65,12 +70,13 @@ export class Reloader {
       if (this.closed) return;
       let next: Config;
       try {
-        next = loadConfig(this.file);
+        next = await loadConfigInChild({ file: this.file });
       } catch (err) {
         const problems = err instanceof ConfigError ? err.problems.map(formatProblem) : [String(err)];
         this.log.error('reload_rejected', { why, problems, note: 'the previous config keeps running' });
         return;
       }
+      if (this.closed) return;
       try {
         this.onConfig(next);
         await this.daemon.reload(next);

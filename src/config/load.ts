@@ -54,6 +54,23 @@ export function loadConfig(file: string, opts: LoadOptions = {}): Config {
   return loadConfigText(file, text, { ...opts, dir: dirname(abs) });
 }
 
+/**
+ * Where a config comes from: the file, or `text` as if read from `file` (rule file patterns resolve against `dir`);
+ * `env` stands for the process's environment when given. Plain data: a config loader process takes it as JSON.
+ */
+export interface ConfigSource {
+  file: string;
+  text?: string;
+  dir?: string;
+  env?: Record<string, string>;
+}
+
+/** Loads a {@link ConfigSource}: {@link loadConfig} of its file, or {@link loadConfigText} of its text. */
+export function loadConfigSource(s: ConfigSource): Config {
+  const opts = s.env ? { env: s.env } : {};
+  return s.text === undefined ? loadConfig(s.file, opts) : loadConfigText(s.file, s.text, { ...opts, ...(s.dir ? { dir: s.dir } : {}) });
+}
+
 /** Validates config text as if read from `file`; rule file patterns resolve against `dir`. */
 export function loadConfigText(file: string, text: string, opts: LoadOptions & { dir?: string } = {}): Config {
   const env = opts.env ?? process.env;
