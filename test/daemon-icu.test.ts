@@ -14,12 +14,17 @@ import { utilRule, writeConfig } from './fixtures/daemon/world.js';
 const { dirs, slackWorld } = daemonScope();
 const TRAP = join(ROOT, 'test', 'fixtures', 'icu-trap.mjs');
 
-/** What the trap recorded in `file`, less its `ready` line; throws when the trap never ran. */
+/**
+ * What the trap recorded in `file` for the first process that loaded it (the one started: the processes it starts,
+ * such as the config loader, load it too and write their own lines), less its `ready` line; throws when the trap
+ * never ran.
+ */
 function trapped(file: string): string[] {
   expect(existsSync(file), 'the ICU trap was loaded').toBe(true);
   const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
-  expect(lines[0], 'the ICU trap was loaded').toBe('ready');
-  return lines.slice(1);
+  const [pid, first] = (lines[0] ?? '').split(' ');
+  expect(first, 'the ICU trap was loaded').toBe('ready');
+  return lines.slice(1).filter((l) => l.startsWith(`${pid} `)).map((l) => l.slice(pid!.length + 1));
 }
 
 it('the trap records a use of ICU (it can fail)', async () => {
