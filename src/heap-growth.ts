@@ -19,9 +19,11 @@
  * its cap and then sets the factor to 1: no more growth. The cap is {@link YOUNG_SEMI_SPACE_FIRST_CAP_MB} until the
  * data service sends a response of {@link LARGE_RESPONSE_BYTES} or more (the source's HTTP layer says so on the
  * {@link RESPONSE_BYTES_CHANNEL} diagnostics channel), then {@link YOUNG_SEMI_SPACE_CAP_MB}: a watch of a few hundred
- * markets (responses under 1 MB) keeps 4 MB of young generation instead of 8 (B6s, ~3 MB of RSS), while a poll of
- * SPEC §8's 10,000 markets (a 9 MB response) gets the room its parse's survivors need from its first response on
- * (docs/performance.md "B6s: undici without its index, no ICU, the young generation by the responses"). A
+ * markets (responses under 1 MB) keeps V8's first 1 MB a semi-space (2 MB of young generation, where a first cap of
+ * 2 MB kept 4 and none 8 or more: B6s, ~1 MB of RSS each), while a poll of SPEC §8's 10,000 markets (a 9 MB response)
+ * gets the room its parse's survivors need from its first response on (docs/performance.md "B6s: undici without its
+ * index, no ICU, the young generation by the responses" and "B6s: the compilers by the work, the config's parser in
+ * a child"). A
  * performance observer looks after collections (the size only grows in one); when V8 has shrunk the young generation
  * (it does when allocation slows down, between polls at a real cadence), the factor goes back to 2 and it may grow to
  * the cap again.
@@ -51,7 +53,7 @@ export const HEAP_GROWING_PERCENT = 50;
 export const YOUNG_SEMI_SPACE_CAP_MB = 4;
 
 /** A semi-space's cap until a large response comes, MB. */
-export const YOUNG_SEMI_SPACE_FIRST_CAP_MB = 2;
+export const YOUNG_SEMI_SPACE_FIRST_CAP_MB = 1;
 
 /** A response of this many bytes or more lifts the young generation's cap to {@link YOUNG_SEMI_SPACE_CAP_MB}. */
 export const LARGE_RESPONSE_BYTES = 4 * 1024 * 1024;
