@@ -9,9 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { POLL_ROWS_CHANNEL } from '../src/channels.js';
+import { POLL_ROWS_CHANNEL, RESPONSE_BYTES_CHANNEL } from '../src/channels.js';
 import { ManualClock } from '../src/clock.js';
-import { COMPILERS_ROWS, COMPILERS_SETTING, CompilerGate, compilersOn } from '../src/compiler-tiers.js';
+import { COMPILERS_RESPONSE_BYTES, COMPILERS_ROWS, COMPILERS_SETTING, CompilerGate, compilersOn } from '../src/compiler-tiers.js';
 import { silentLogger } from '../src/log.js';
 import { FieldRejectionLog } from '../src/source/field-log.js';
 import { runPoll, type PollStages } from '../src/poll-runner.js';
@@ -25,18 +25,22 @@ const OPTIMIZED = 1 << 4;
 
 interface Tiers {
   setting: string;
-  /** `%GetOptimizationStatus` of a function made hot at each step, with the rows published before it. */
-  steps: { rows: number | undefined; optimized: boolean; sameFunctionOptimized: boolean }[];
-  lifted: number[];
+  /** `%GetOptimizationStatus` of a function made hot at each step, with what was published before it. */
+  steps: { said: Said | undefined; optimized: boolean; sameFunctionOptimized: boolean }[];
+  lifted: unknown[];
   /** Whether V8's flags (their hash, in `cachedDataVersionTag()`) are as before the hold, at the end. */
   flagsAsBefore: boolean;
 }
 
+/** What a step publishes: a poll's readings on the poll runner's channel, or a response's size on the source's. */
+type Said = { rows: number } | { bytes: number };
+
 /**
- * A node process (with natives syntax, to ask V8) that holds the compilers back and makes a fresh function and one
- * function kept from the start hot after each publication of `rows` (undefined: none).
+ * A node process (with natives syntax, to ask V8; TurboFan compiling on the main thread, so that a hot function is
+ * optimized by the end of its step) that holds the compilers back and makes a fresh function and one function kept
+ * from the start hot after each publication `said` (undefined: none).
  */
-function tiers(rows: (number | undefined)[], nodeArgs: string[] = []): Tiers {
+function tiers(said: (Said | undefined)[], nodeArgs: string[] = []): Tiers {
   const script = `
     const { holdCompilers, onCompilersLifted } = await import(${JSON.stringify(MODULE)});
     const { channel } = await import('node:diagnostics_channel');
@@ -49,12 +53,13 @@ function tiers(rows: (number | undefined)[], nodeArgs: string[] = []): Tiers {
     const kept = make();
     const heat = async (f) => { for (let j = 0; j < 150; j++) { for (let i = 0; i < 2000; i++) f(i); await new Promise((r) => setImmediate(r)); } return (%GetOptimizationStatus(f) & ${OPTIMIZED}) !== 0; };
     const steps = [];
-    for (const rows of ${JSON.stringify(rows.map((r) => r ?? null))}) {
-      if (rows !== null) channel(${JSON.stringify(POLL_ROWS_CHANNEL)}).publish({ poll: 'markets', rows });
-      steps.push({ rows: rows ?? undefined, optimized: await heat(make()), sameFunctionOptimized: await heat(kept) });
+    for (const said of ${JSON.stringify(said.map((r) => r ?? null))}) {
+      if (said && 'rows' in said) channel(${JSON.stringify(POLL_ROWS_CHANNEL)}).publish({ poll: 'markets', rows: said.rows });
+      if (said && 'bytes' in said) channel(${JSON.stringify(RESPONSE_BYTES_CHANNEL)}).publish({ bytes: said.bytes });
+      steps.push({ said: said ?? undefined, optimized: await heat(make()), sameFunctionOptimized: await heat(kept) });
     }
     console.log('result=' + JSON.stringify({ setting, steps, lifted, flagsAsBefore: cachedDataVersionTag() === tag }));`;
-  const r = spawnSync(process.execPath, ['--allow-natives-syntax', ...nodeArgs, '--input-type=module', '-e', script], {
+  const r = spawnSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', ...nodeArgs, '--input-type=module', '-e', script], {
     encoding: 'utf8',
     timeout: 60_000,
     env: { ...process.env, NODE_OPTIONS: '' },
@@ -65,37 +70,71 @@ function tiers(rows: (number | undefined)[], nodeArgs: string[] = []): Tiers {
 
 describe('the compilers', () => {
   it('are held back until a poll of COMPILERS_ROWS readings, then all that were on are back', () => {
-    const t = tiers([undefined, COMPILERS_ROWS - 1, COMPILERS_ROWS, 50_000]);
+    const t = tiers([undefined, { rows: COMPILERS_ROWS - 1 }, { bytes: COMPILERS_RESPONSE_BYTES - 1 }, { rows: COMPILERS_ROWS }, { rows: 50_000 }]);
     expect(t.setting).toBe(`${COMPILERS_SETTING} (${compilersOn().join(', ')} held back)`);
     // V8 says so: hot, and still in the interpreter, until the poll of COMPILERS_ROWS; then a new hot function and
     // one that was hot all along are optimized.
-    expect(t.steps.map((s) => [s.rows, s.optimized, s.sameFunctionOptimized])).toEqual([
+    expect(t.steps.map((s) => [s.said, s.optimized, s.sameFunctionOptimized])).toEqual([
       [undefined, false, false],
-      [COMPILERS_ROWS - 1, false, false],
-      [COMPILERS_ROWS, true, true],
-      [50_000, true, true],
+      [{ rows: COMPILERS_ROWS - 1 }, false, false],
+      [{ bytes: COMPILERS_RESPONSE_BYTES - 1 }, false, false],
+      [{ rows: COMPILERS_ROWS }, true, true],
+      [{ rows: 50_000 }, true, true],
     ]);
     // Told once, with the poll that lifted them; every flag back as it was (implications included).
-    expect(t.lifted).toEqual([COMPILERS_ROWS]);
+    expect(t.lifted).toEqual([{ rows: COMPILERS_ROWS }]);
+    expect(t.flagsAsBefore).toBe(true);
+  });
+
+  it('are back at a response of COMPILERS_RESPONSE_BYTES (a sharded replica reads all the markets, keeps its share)', () => {
+    const t = tiers([{ rows: 10 }, { bytes: COMPILERS_RESPONSE_BYTES }]);
+    expect(t.steps.map((s) => s.optimized)).toEqual([false, true]);
+    expect(t.lifted).toEqual([{ bytes: COMPILERS_RESPONSE_BYTES }]);
     expect(t.flagsAsBefore).toBe(true);
   });
 
   it('run as node was told when its command line names a tiering flag', () => {
-    for (const flag of ['--no-sparkplug', '--max-opt=3', '--no-opt']) {
+    for (const flag of ['--no-sparkplug', '--max-opt=3', '--no-opt', '--always-sparkplug']) {
       const t = tiers([undefined], [flag]);
       expect(t.setting, flag).toBe('as node was told');
     }
-    // Nothing held: optimized without any poll.
+    // Nothing held: optimized without any poll. A V8 flag of another kind is not a tiering flag.
     expect(tiers([undefined], ['--no-sparkplug']).steps[0]?.optimized).toBe(true);
+    expect(tiers([undefined], ['--always-use-string-forwarding-table']).setting).toBe(`${COMPILERS_SETTING} (${compilersOn().join(', ')} held back)`);
   });
 
-  it('come back at the first poll that large only, and not for a size that is not a number', () => {
+  it('come back at the first poll or response that large only, and not for a size that is not a number', () => {
     const gate = new CompilerGate();
-    expect([gate.poll(COMPILERS_ROWS - 1), gate.poll(String(COMPILERS_ROWS)), gate.poll(NaN), gate.poll(undefined)]).toEqual([false, false, false, false]);
+    const small = [gate.poll(COMPILERS_ROWS - 1), gate.poll(String(COMPILERS_ROWS)), gate.poll(NaN), gate.poll(undefined), gate.response(COMPILERS_RESPONSE_BYTES - 1), gate.response(`${COMPILERS_RESPONSE_BYTES}`)];
+    expect(small).toEqual([false, false, false, false, false, false]);
     expect(gate.held).toBe(true);
-    expect(gate.poll(COMPILERS_ROWS)).toBe(true);
-    expect(gate.poll(COMPILERS_ROWS * 10)).toBe(false);
+    expect(gate.response(COMPILERS_RESPONSE_BYTES)).toBe(true);
+    expect([gate.poll(COMPILERS_ROWS * 10), gate.response(COMPILERS_RESPONSE_BYTES * 10)]).toEqual([false, false]);
     expect(gate.held).toBe(false);
+  });
+});
+
+describe('the compilers held back', () => {
+  it("are on by default in this node, as its own `--v8-options` says: never one that was off", () => {
+    const text = spawnSync(process.execPath, ['--v8-options'], { encoding: 'utf8', timeout: 20_000 }).stdout;
+    const onByDefault = (flag: string) => new RegExp(`^\\s+--${flag} \\(.*\\n\\s+type: bool\\s+default: --${flag}$`, 'm').test(text);
+    const held = compilersOn();
+    for (const c of held) expect(onByDefault(c), c).toBe(true);
+    // TurboFan and Sparkplug, on by default in every node this runs on (x64, arm64), are held.
+    for (const c of ['turbofan', 'sparkplug']) expect(held.includes(c), c).toBe(onByDefault(c));
+    // The oracle can tell a flag that is off.
+    expect(onByDefault('jitless')).toBe(false);
+  });
+
+  it("take Maglev only where node builds it in and turns it on", () => {
+    expect(compilersOn('20.20.2', 'x64', false)).toEqual(['turbofan', 'sparkplug']);
+    expect(compilersOn('22.8.0', 'arm64', true)).toEqual(['turbofan', 'maglev', 'sparkplug']);
+    expect(compilersOn('22.8.0', 'arm64', false)).toEqual(['turbofan', 'sparkplug']);
+    // 22.9 turned Maglev off; a node not named keeps it as it is.
+    expect(compilersOn('22.21.1', 'x64', true)).toEqual(['turbofan', 'sparkplug']);
+    expect(compilersOn('24.11.0', 'x64', true)).toEqual(['turbofan', 'maglev', 'sparkplug']);
+    expect(compilersOn('26.0.0', 'x64', true)).toEqual(['turbofan', 'sparkplug']);
+    expect(compilersOn('24.11.0', 's390x', true)).toEqual([]);
   });
 });
 
@@ -136,17 +175,5 @@ describe('the poll runner', () => {
       store.close();
     }
     expect(seen).toEqual([{ poll: 'markets', rows: 2, inTransaction: false }]);
-  });
-});
-
-describe('the compilers held back', () => {
-  it('are those on by default in the node and architecture: never one that was off', () => {
-    expect(compilersOn('20.20.2', 'x64')).toEqual(['turbofan', 'sparkplug']);
-    expect(compilersOn('22.8.0', 'arm64')).toEqual(['turbofan', 'maglev', 'sparkplug']);
-    // 22.9 turned Maglev off; a node not named keeps it as it is.
-    expect(compilersOn('22.21.1', 'x64')).toEqual(['turbofan', 'sparkplug']);
-    expect(compilersOn('24.11.0', 'x64')).toEqual(['turbofan', 'maglev', 'sparkplug']);
-    expect(compilersOn('26.0.0', 'x64')).toEqual(['turbofan', 'sparkplug']);
-    expect(compilersOn('24.11.0', 's390x')).toEqual([]);
   });
 });

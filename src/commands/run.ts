@@ -35,7 +35,7 @@ export async function runDaemonCommand(file: string, io: Output & { version?: st
   // module loaded, and this returns what it set (src/heap-growth.ts).
   const heap = applyDaemonHeapSettings({ onCapIgnored: () => log.info('heap_young_cap_ignored', { note: 'this V8 does not take a growth factor of 1 once running; the young generation grows as V8 decides' }) });
   log.info('heap_settings', { ...heap, malloc: mallocSettings() });
-  onCompilersLifted((rows) => log.info('compilers_lifted', { rows, note: "a poll this large runs with V8's compilers from now on" }));
+  onCompilersLifted((why) => log.info('compilers_lifted', { ...why, note: "work this large runs with V8's compilers from now on" }));
   const daemon = await startDaemon({ config, log, ...(io.version ? { version: io.version } : {}) });
   reloader = new Reloader(file, daemon, log, (c) => (current = c));
   reloader.watchFiles(config);
