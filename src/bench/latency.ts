@@ -41,7 +41,10 @@ async function latency(ctx: BenchContext): Promise<void> {
     ctx.note(`alert.latency: not measured: ${!prometheus ? 'prometheus' : 'prometheus-alertmanager'} not installed (Debian packages prometheus, prometheus-alertmanager)`);
     return;
   }
-  const samples = ctx.quick ? 3 : 15;
+  // Each path waits a random part of its 1 s cadences (lookout: its poll; Prometheus: the poll, the scrape and the
+  // evaluation), so the ratio of medians is ~1/3 give or take the samples' luck: over 15 changes it read 0.24–0.54 in
+  // runs of the same code (the seventeenth session), over 31 the spread is about half that.
+  const samples = ctx.quick ? 3 : 31;
   const dir = join(ctx.dir, 'latency');
   mkdirSync(dir);
   let sim: ChildSimulator | undefined;
