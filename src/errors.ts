@@ -32,8 +32,10 @@ export class ConfigError extends LookoutError {
 }
 
 /**
- * The config could not be loaded for a reason other than its content: the process that reads it (src/config/child-load.ts)
- * failed. Names the file, never what it holds.
+ * The config could not be loaded for a reason other than its problems: the process that reads it
+ * (src/config/child-load.ts) failed, was killed, hung, or answered no config — the message names the file and that,
+ * never the loader's output or stderr — or it met an unexpected error, whose message is forwarded as in-process
+ * loading printed it (that message is the loader's code's, e.g. a file system error naming a path).
  */
 export class ConfigLoaderError extends LookoutError {
   readonly file: string;

@@ -42,6 +42,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { RESPONSE_BYTES_CHANNEL } from './channels.js';
 import { holdCompilers } from './compiler-tiers.js';
+import { nodeOptionWords } from './node-options.js';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
@@ -89,7 +90,7 @@ export function applyDaemonHeapSettings(opts: { execArgv?: readonly string[]; no
   }
   if (applied) return applied;
   // NODE_OPTIONS may quote a flag ("--max-semi-space-size=8"), which node accepts: compared without its quotes.
-  const args = [...(opts.execArgv ?? process.execArgv), ...(opts.nodeOptions ?? process.env.NODE_OPTIONS ?? '').split(/\s+/).map((a) => a.replace(/^"(.*)"$/, '$1'))];
+  const args = [...(opts.execArgv ?? process.execArgv), ...nodeOptionWords(opts.nodeOptions ?? process.env.NODE_OPTIONS)];
   let heapGrowth = 'as node was told';
   if (!args.some((a) => GROWING_FLAG.test(a))) {
     heapGrowth = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;

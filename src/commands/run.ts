@@ -55,6 +55,8 @@ export class Reloader {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Stops the loader of the reload under way, if any. */
+  private readonly stopLoading = new AbortController();
 
   constructor(
     private readonly file: string,
@@ -70,8 +72,10 @@ export class Reloader {
       if (this.closed) return;
       let next: Config;
       try {
-        next = await loadConfigInChild({ file: this.file });
+        next = await loadConfigInChild({ file: this.file }, { signal: this.stopLoading.signal });
       } catch (err) {
+        // Closed meanwhile: close() stopped the loader, nothing was rejected.
+        if (this.closed) return;
         const problems = err instanceof ConfigError ? err.problems.map(formatProblem) : [String(err)];
         this.log.error('reload_rejected', { why, problems, note: 'the previous config keeps running' });
         return;
@@ -120,9 +124,10 @@ export class Reloader {
     }
   }
 
-  /** Stops watching; later reload requests are ignored. */
+  /** Stops watching and the loader of a reload under way; later reload requests are ignored. */
   close(): void {
     this.closed = true;
+    this.stopLoading.abort();
     clearTimeout(this.timer);
     this.closeWatchers();
   }

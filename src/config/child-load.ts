@@ -1,51 +1,50 @@
 /**
  * Loads the config in a short-lived process of its own (./load-entry.ts) and receives it as plain data (v8.serialize),
  * so the daemon's process never loads the config's parser and schema libraries (yaml, zod: ~6–8 MB of RSS, B6s).
- * The loader inherits the environment (`${VAR}` secrets come from it); its request goes on stdin, not argv, so a
- * config's text is never on a command line.
+ * The loader inherits the environment (`${VAR}` secrets come from it) and the daemon's node options less preloads,
+ * profilers and the inspector (./loader-node-options.ts); its request goes on stdin, not argv, so a config's text is
+ * never on a command line. It runs in a process group of its own: a Ctrl-C to the daemon's group stops the daemon,
+ * which then stops the loader (`signal`), instead of killing a reload's loader under it.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { deserialize } from 'node:v8';
 import { ConfigError, ConfigLoaderError, type ConfigProblem } from '../errors.js';
 import type { Config, ConfigSource } from './load.js';
+import { loaderEnv, loaderNodeArgs } from './loader-node-options.js';
 
 /** What the loader answers: the config, the problems a {@link ConfigError} lists, or an unexpected error's message. */
 export type LoadAnswer = { config: Config } | { problems: ConfigProblem[] } | { error: string };
 
-/** Bounds of one load; `entry` replaces the loader's module (tests give one that fails). */
+/** Bounds of one load; `signal` stops it; `entry` replaces the loader's module (tests give one that fails). */
 export interface LoaderLimits {
   timeoutMs?: number;
   maxBytes?: number;
+  signal?: AbortSignal;
   entry?: string;
 }
 
 const ENTRY = fileURLToPath(new URL('./load-entry.js', import.meta.url));
-/** Node's inspector options: a second process must not take the debugger's port, nor wait for a debugger. */
-const INSPECTOR = /^--(inspect|debug)(-|=|$)/;
-const INSPECTOR_WITH_VALUE = /^--(inspect-port|debug-port|inspect-publish-uid)$/;
 
-/** `args` (node options) without the inspector's, and their separate values. */
-export function withoutInspector(args: readonly string[]): string[] {
-  return args.filter((a, i) => !INSPECTOR.test(a) && !INSPECTOR_WITH_VALUE.test(args[i - 1] ?? ''));
-}
-
-/** The environment, with NODE_OPTIONS rid of inspector options (rewritten only when it holds one). */
-function loaderEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const opts = env.NODE_OPTIONS?.split(/\s+/).filter(Boolean) ?? [];
-  return opts.some((o) => INSPECTOR.test(o)) ? { ...env, NODE_OPTIONS: withoutInspector(opts).join(' ') } : env;
-}
+/** What a load stopped by its `signal` rejects with. */
+const aborted = () => new DOMException('the config load was aborted', 'AbortError');
 
 /**
  * Loads `source` in a loader process: resolves with the config, or rejects with the {@link ConfigError} the loader
  * found (the same problems as an in-process load), or a {@link ConfigLoaderError} when the loader fails, is killed,
- * takes longer than `timeoutMs` (default 30 s) or answers more than `maxBytes` (default 64 MiB) or no config.
+ * takes longer than `timeoutMs` (default 30 s) or answers more than `maxBytes` (default 64 MiB) or no config, or an
+ * `AbortError` once `signal` aborts (the loader is killed).
  */
 export function loadConfigInChild(source: ConfigSource, limits: LoaderLimits = {}): Promise<Config> {
-  const { timeoutMs = 30_000, maxBytes = 64 * 2 ** 20, entry = ENTRY } = limits;
+  const { timeoutMs = 30_000, maxBytes = 64 * 2 ** 20, signal, entry = ENTRY } = limits;
+  if (signal?.aborted) return Promise.reject(aborted());
   return new Promise<Config>((resolve, reject) => {
-    const fail = (why: string, cause?: unknown) => reject(new ConfigLoaderError(source.file, why, cause === undefined ? undefined : { cause }));
-    const child = spawn(process.execPath, [...withoutInspector(process.execArgv), entry], { stdio: ['pipe', 'pipe', 'ignore'], env: loaderEnv(process.env) });
+    // The loader's own deadline (twice this one) ends it should this process die without killing it.
+    const child = spawn(process.execPath, [...loaderNodeArgs(process.execArgv), entry, String(2 * timeoutMs)], {
+      stdio: ['pipe', 'pipe', 'ignore'],
+      env: loaderEnv(process.env),
+      detached: true,
+    });
     const chunks: Buffer[] = [];
     let size = 0;
     let killedFor: string | undefined;
@@ -54,6 +53,21 @@ export function loadConfigInChild(source: ConfigSource, limits: LoaderLimits = {
       child.kill('SIGKILL');
     };
     const timer = setTimeout(() => stop(`the config loader took longer than ${timeoutMs / 1000} s`), timeoutMs);
+    timer.unref();
+    let settled = false;
+    const settle = (done: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      done();
+    };
+    const onAbort = () => {
+      stop('aborted');
+      settle(() => reject(aborted()));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const fail = (why: string, cause?: unknown) => settle(() => reject(new ConfigLoaderError(source.file, why, cause === undefined ? undefined : { cause })));
     child.stdout.on('data', (c: Buffer) => {
       size += c.length;
       if (size > maxBytes) stop(`the config loader answered more than ${maxBytes} bytes`);
@@ -62,20 +76,19 @@ export function loadConfigInChild(source: ConfigSource, limits: LoaderLimits = {
     // A loader gone before it read its request breaks the pipe: its exit says why.
     child.stdin.on('error', () => undefined);
     child.stdin.end(JSON.stringify(source));
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      fail(`cannot start the config loader: ${err.message}`, err);
-    });
+    child.on('error', (err) => fail(`cannot start the config loader: ${err.message}`, err));
     child.on('close', (code, signal) => {
-      clearTimeout(timer);
       if (killedFor) return fail(killedFor);
       if (signal) return fail(`the config loader was killed by ${signal}`);
-      if (code !== 0) return fail(`the config loader exited with code ${code}`);
-      try {
-        resolve(answerOf(Buffer.concat(chunks), source.file));
-      } catch (err) {
-        reject(err as Error);
-      }
+      // Its stderr is not read: an error there may quote the config, secrets and all. `check` prints it to whoever asks.
+      if (code !== 0) return fail(`the config loader exited with code ${code} (lookout check -c ${source.file} shows why)`);
+      settle(() => {
+        try {
+          resolve(answerOf(Buffer.concat(chunks), source.file));
+        } catch (err) {
+          reject(err as Error);
+        }
+      });
     });
   });
 }
