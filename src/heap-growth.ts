@@ -68,7 +68,7 @@ export interface DaemonHeapSettings {
   heap_growth: string;
   /** `semi-spaces up to N MB, M MB after a response of L MB or more`, or `as node was told`. */
   young_generation: string;
-  /** Which of V8's compilers run: the interpreter until a large poll, or `as node was told` (src/compiler-tiers.ts). */
+  /** Which of V8's compilers run: the interpreter until a large poll or response, or `as node was told` (src/compiler-tiers.ts). */
   compilers: string;
 }
 
@@ -77,9 +77,10 @@ let capIgnored = false;
 const ignoredListeners: (() => void)[] = [];
 
 /**
- * Sets the daemon's heap settings, and holds V8's compilers back until a large poll (src/compiler-tiers.ts), each
- * unless node's command line (`execArgv`) or NODE_OPTIONS gave one of its own. Call it at the entry of a process that runs the daemon, before the daemon's modules load: loading them alone grows
- * the young generation to 4 MB a semi-space. Once a process: later calls return what the first set. `onCapIgnored` is
+ * Sets the daemon's heap settings, and holds V8's compilers back until a large poll or response
+ * (src/compiler-tiers.ts), each unless node's command line (`execArgv`) or NODE_OPTIONS gave one of its own. Call it at
+ * the entry of a process that runs the daemon, before the daemon's modules load: loading them alone grows the young
+ * generation to 4 MB a semi-space. Once a process: later calls return what the first set. `onCapIgnored` is
  * told if this V8 turns out not to take the young generation's cap (see the module's comment); the young generation
  * then grows as V8 decides.
  */

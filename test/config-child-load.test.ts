@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
+import type { Readable } from 'node:stream';
 import { spawn } from 'node:child_process';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,8 @@ import { benchConfigSource } from '../src/bench/config-source.js';
 import { benchConfigYaml } from '../src/bench/config.js';
 import { ruleKinds } from '../src/rules/registry.js';
 import { notifierModules } from '../src/notify/registry.js';
+import { until } from './fixtures/daemon/harness.js';
+import { gone } from './fixtures/config-loader/hold.js';
 import { uncommentExamples } from './config-example-docs.js';
 
 const root = join(import.meta.dirname, '..');
@@ -91,12 +94,12 @@ describe('a config loader that fails', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it.each<[string, string, { timeoutMs?: number; maxBytes?: number }, string]>([
-    ['exits with an error (which quotes a secret)', `throw new Error('cannot parse api_key: ${SECRET}')`, {}, 'the config loader exited with code 1 (lookout check -c FILE shows why)'],
+    ['exits with an error (which quotes a secret)', `throw new Error('cannot parse api_key: ${SECRET}')`, {}, "the config loader exited with code 1 (its output is not kept: lookout check -c FILE, with the daemon's node options, shows why)"],
     ['is killed', `process.kill(process.pid, 'SIGKILL')`, {}, 'the config loader was killed by SIGKILL'],
-    ['answers what is not a config', `process.stdout.write('api_key: ${SECRET}')`, {}, `the config loader's answer (${`api_key: ${SECRET}`.length} bytes) is not a config`],
-    ['answers a value that is not an answer', `process.stdout.write((await import('node:v8')).serialize({ config: 'x' }))`, {}, `the config loader's answer (${serialize({ config: 'x' }).length} bytes) is not a config`],
+    ['answers what is not a config', `(await import('node:fs')).writeSync(3, 'api_key: ${SECRET}')`, {}, `the config loader's answer (${`api_key: ${SECRET}`.length} bytes) is not a config`],
+    ['answers a value that is not an answer', `(await import('node:fs')).writeSync(3, (await import('node:v8')).serialize({ config: 'x' }))`, {}, `the config loader's answer (${serialize({ config: 'x' }).length} bytes) is not a config`],
     ['never answers', 'setInterval(() => {}, 1000)', { timeoutMs: 300 }, 'the config loader took longer than 0.3 s'],
-    ['answers without end', 'process.stdout.write(Buffer.alloc(4 << 20))', { maxBytes: 1 << 20 }, 'the config loader answered more than 1048576 bytes'],
+    ['answers without end', `(await import('node:fs')).createWriteStream('', { fd: 3 }).write(Buffer.alloc(4 << 20))`, { maxBytes: 1 << 20 }, 'the config loader answered more than 1048576 bytes'],
   ])('%s: a ConfigLoaderError names the file and why, never what the config holds', async (name, body, limits, why) => {
     const file = join(dir, 'lookout.yaml');
     const err = (await childLoad.loadConfigInChild({ file, text: `source:\n  api_key: ${SECRET}\n` }, { ...limits, entry: entry(name.replace(/\W+/g, '-'), body) }).catch((e: unknown) => e)) as Error & { code: string };
@@ -112,42 +115,23 @@ describe('a config loader that fails', () => {
     const hung = entry('hung', `(await import('node:fs')).writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`);
     const stop = new AbortController();
     const load = childLoad.loadConfigInChild({ file: join(dir, 'lookout.yaml'), text: '' }, { entry: hung, signal: stop.signal }).catch((e: unknown) => e);
-    const pid = await until(() => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) || undefined : undefined));
+    const pid = await until('the loader to write its pid', () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) || undefined : undefined), 10_000);
     stop.abort();
     expect(await load).toMatchObject({ name: 'AbortError' });
-    await until(() => (alive(pid) ? undefined : true));
+    await until('the loader to be gone', () => (gone(pid) ? true : undefined), 10_000);
     await expect(childLoad.loadConfigInChild({ file: 'x.yaml', text: '' }, { signal: stop.signal })).rejects.toMatchObject({ name: 'AbortError' });
   });
 });
-
-/** Polls `fn` every 20 ms until it returns something, for at most 10 s. */
-async function until<T>(fn: () => T | undefined): Promise<T> {
-  for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) {
-    const v = fn();
-    if (v !== undefined) return v;
-  }
-  throw new Error('timed out');
-}
-
-/** Whether process `pid` still runs (a zombie does not). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('the loader process (dist/config/load-entry.js)', () => {
   /** Runs the built entry with `args`, `stdin` written (and ended unless `keepOpen`); resolves with its exit and output. */
   const run = (nodeArgs: string[], args: string[], stdin: string, keepOpen = false, env: NodeJS.ProcessEnv = {}) =>
     new Promise<{ code: number | null; out: Buffer }>((resolve) => {
-      const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'config', 'load-entry.js'), ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'ignore'], timeout: 20_000 });
+      const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'config', 'load-entry.js'), ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['pipe', 'ignore', 'ignore', 'pipe'], timeout: 20_000 });
       const out: Buffer[] = [];
-      child.stdout.on('data', (c: Buffer) => out.push(c));
-      child.stdin.write(stdin);
-      if (!keepOpen) child.stdin.end();
+      (child.stdio[3] as Readable).on('data', (c: Buffer) => out.push(c));
+      child.stdin!.write(stdin);
+      if (!keepOpen) child.stdin!.end();
       child.on('close', (code) => resolve({ code, out: Buffer.concat(out) }));
     });
   const source = { file: 'config.example.yaml', env: {} };
@@ -156,6 +140,12 @@ describe('the loader process (dist/config/load-entry.js)', () => {
     const marker = join(mkdtempSync(join(tmpdir(), 'lookout-preload-')), 'preloaded');
     const { code, out } = await run(['--import', join(import.meta.dirname, 'fixtures', 'config-loader', 'preload.mjs')], [], JSON.stringify(source), false, { PRELOAD_MARKER: marker });
     rmSync(dirname(marker), { recursive: true });
+    expect(code).toBe(0);
+    expect((deserialize(out) as { config: unknown }).config).toStrictEqual(loadConfigSource(source));
+  }, 30_000);
+
+  it("answers on its own pipe: V8's traces on stdout (--trace-gc) do not garble the answer", async () => {
+    const { code, out } = await run(['--trace-gc', '--trace-deopt'], [], JSON.stringify(source));
     expect(code).toBe(0);
     expect((deserialize(out) as { config: unknown }).config).toStrictEqual(loadConfigSource(source));
   }, 30_000);
@@ -176,6 +166,8 @@ describe("the loader's node options: the daemon's, less preloads, profilers and 
     ['profilers and their companions', ['--cpu-prof', '--cpu-prof-dir', '/tmp/p', '--cpu-prof-name=x.cpuprofile', '--heap-prof', '--heap-prof-dir=/tmp', '--heap-prof-interval', '1024', '--prof', '--cpu_prof'], []],
     ['the rest kept, in order', ['--max-semi-space-size=1', '--expose-gc', '--conditions', 'x', '--stack-size=2000', '--enable-source-maps'], ['--max-semi-space-size=1', '--expose-gc', '--conditions', 'x', '--stack-size=2000', '--enable-source-maps']],
     ['a mix', ['--max-old-space-size=512', '-r', 'apm.cjs', '--heap-growing-percent=0', '--inspect'], ['--max-old-space-size=512', '--heap-growing-percent=0']],
+    ['what would run something else than the entry', ['-e', 'x()', '--eval=y()', '-p', '1', '--print', '2', '--input-type', 'module', '-c', '-i', '--test', '--test-name-pattern', 'a', '--watch', '--watch-path', 'src', '--snapshot-blob', 's.blob', '--prof-sampling-interval', '100'], []],
+    ['V8 traces and env files kept', ['--trace-gc', '--env-file=.env', '--experimental-vm-modules'], ['--trace-gc', '--env-file=.env', '--experimental-vm-modules']],
   ])('%s', (_, args, kept) => {
     expect(loaderNodeArgs(args)).toEqual(kept);
   });
@@ -185,6 +177,8 @@ describe("the loader's node options: the daemon's, less preloads, profilers and 
     ['nothing dropped: as it was', '--max-old-space-size=512  "--max-semi-space-size=8"', '--max-old-space-size=512  "--max-semi-space-size=8"'],
     ['preloads and the inspector dropped, quotes too', '"--require" apm.cjs --import=x.mjs --inspect "--max-semi-space-size=8" --cpu-prof', '--max-semi-space-size=8'],
     ['all dropped', '--require apm.cjs', ''],
+    ['a quoted path with a space, dropped whole', '--require "/opt/a b/agent.cjs" --max-old-space-size=512', '--max-old-space-size=512'],
+    ['a kept value with a space and a quote, quoted again as node reads it', '--require x.cjs "--title=a \\"b\\" c"', '"--title=a \\"b\\" c"'],
   ])('NODE_OPTIONS: %s', (_, given, loader) => {
     const env = { PATH: '/bin', ...(given === undefined ? {} : { NODE_OPTIONS: given }) };
     expect(loaderEnv(env)).toEqual({ PATH: '/bin', ...(loader === undefined ? {} : { NODE_OPTIONS: loader }) });

@@ -150,10 +150,14 @@ it("a SIGTERM while a reload's loader hangs: the loader is killed, the daemon ex
   const [loader] = loaderPids(daemon.proc.pid!);
   expect(loader).toBeDefined();
   daemon.signal('SIGTERM');
-  // Well within the loader's 30 s timeout, which the stop would otherwise wait for.
-  const exit = await daemon.waitExit(10_000);
-  held.release();
-  expect(exit, daemon.diag()).toEqual({ code: 0, signal: null });
-  expect(daemon.logs().filter((l) => l.msg === 'reload_rejected' || l.msg === 'reload_failed')).toEqual([]);
-  await until('the loader to be gone', () => (gone(loader!) ? true : undefined), 5_000);
+  try {
+    // Well within the loader's 30 s timeout, which the stop would otherwise wait for.
+    const exit = await daemon.waitExit(10_000);
+    expect(exit, daemon.diag()).toEqual({ code: 0, signal: null });
+    expect(daemon.logs().filter((l) => l.msg === 'reload_rejected' || l.msg === 'reload_failed')).toEqual([]);
+    // Gone while the FIFO is still held: killed, not ended by reading the end of its file.
+    await until('the loader to be gone', () => (gone(loader!) ? true : undefined), 5_000);
+  } finally {
+    held.release();
+  }
 }, 30_000);

@@ -121,10 +121,9 @@ describe('the young generation', () => {
   });
 
   it('stays within its cap after a worker thread starts (V8 then applies its minimum factor of 2 again)', () => {
-    // The young generation settled at its first cap (the watch has seen it there: its factor is 1), as it is by the time
-    // a poll's commit starts the store's checkpointer; then the worker online, then garbage in one synchronous stretch.
-    // (Started before the watch has settled, a collection while the worker starts may find the semi-space under the
-    // cap and let it double, which a synchronous stretch with no turn for the watch takes past the cap.)
+    // The young generation at its first cap with the watch's factor 1 (V8's first size is the cap, so from the start),
+    // as it is by the time a poll's commit starts the store's checkpointer; then the worker online, then garbage in one
+    // synchronous stretch. The loop below waits for that state should the first cap ever be larger than V8's start.
     const first = `const semiNow = () => { const s = getHeapSpaceStatistics().find((x) => x.space_name === 'new_space'); return s.space_used_size + s.space_available_size; };
       for (let i = 0, k = [], settled = 0; i < 4e6 && settled < 3; i++) {
         k.push({ i });

@@ -3,10 +3,12 @@
  * so the daemon's process never loads the config's parser and schema libraries (yaml, zod: ~6–8 MB of RSS, B6s).
  * The loader inherits the environment (`${VAR}` secrets come from it) and the daemon's node options less preloads,
  * profilers and the inspector (./loader-node-options.ts); its request goes on stdin, not argv, so a config's text is
- * never on a command line. It runs in a process group of its own: a Ctrl-C to the daemon's group stops the daemon,
- * which then stops the loader (`signal`), instead of killing a reload's loader under it.
+ * never on a command line, and its answer comes on a pipe of its own (fd 3), so what node or V8 print on stdout (a
+ * `--trace-gc` the daemon runs with) cannot garble it. It stays in the daemon's process group: whatever stops the
+ * group (a Ctrl-C, a supervisor's group kill) stops it too.
  */
 import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { deserialize } from 'node:v8';
 import { ConfigError, ConfigLoaderError, type ConfigProblem } from '../errors.js';
@@ -41,10 +43,11 @@ export function loadConfigInChild(source: ConfigSource, limits: LoaderLimits = {
   return new Promise<Config>((resolve, reject) => {
     // The loader's own deadline (twice this one) ends it should this process die without killing it.
     const child = spawn(process.execPath, [...loaderNodeArgs(process.execArgv), entry, String(2 * timeoutMs)], {
-      stdio: ['pipe', 'pipe', 'ignore'],
+      stdio: ['pipe', 'ignore', 'ignore', 'pipe'],
       env: loaderEnv(process.env),
-      detached: true,
     });
+    const answer = child.stdio[3] as Readable;
+    const request = child.stdin!;
     const chunks: Buffer[] = [];
     let size = 0;
     let killedFor: string | undefined;
@@ -53,7 +56,6 @@ export function loadConfigInChild(source: ConfigSource, limits: LoaderLimits = {
       child.kill('SIGKILL');
     };
     const timer = setTimeout(() => stop(`the config loader took longer than ${timeoutMs / 1000} s`), timeoutMs);
-    timer.unref();
     let settled = false;
     const settle = (done: () => void) => {
       if (settled) return;
@@ -68,20 +70,21 @@ export function loadConfigInChild(source: ConfigSource, limits: LoaderLimits = {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     const fail = (why: string, cause?: unknown) => settle(() => reject(new ConfigLoaderError(source.file, why, cause === undefined ? undefined : { cause })));
-    child.stdout.on('data', (c: Buffer) => {
+    answer.on('data', (c: Buffer) => {
       size += c.length;
       if (size > maxBytes) stop(`the config loader answered more than ${maxBytes} bytes`);
       else chunks.push(c);
     });
     // A loader gone before it read its request breaks the pipe: its exit says why.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(JSON.stringify(source));
+    request.on('error', () => undefined);
+    request.end(JSON.stringify(source));
     child.on('error', (err) => fail(`cannot start the config loader: ${err.message}`, err));
     child.on('close', (code, signal) => {
       if (killedFor) return fail(killedFor);
       if (signal) return fail(`the config loader was killed by ${signal}`);
-      // Its stderr is not read: an error there may quote the config, secrets and all. `check` prints it to whoever asks.
-      if (code !== 0) return fail(`the config loader exited with code ${code} (lookout check -c ${source.file} shows why)`);
+      // Its stderr is not read: an error there may quote the config, secrets and all. `check` prints it to whoever asks
+      // (with the daemon's node options, should they be what fails).
+      if (code !== 0) return fail(`the config loader exited with code ${code} (its output is not kept: lookout check -c ${source.file}, with the daemon's node options, shows why)`);
       settle(() => {
         try {
           resolve(answerOf(Buffer.concat(chunks), source.file));
