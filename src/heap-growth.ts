@@ -23,10 +23,9 @@
  * 2 MB kept 4 and none 8 or more: B6s, ~1 MB of RSS each), while a poll of SPEC §8's 10,000 markets (a 9 MB response)
  * gets the room its parse's survivors need from its first response on (docs/performance.md "B6s: undici without its
  * index, no ICU, the young generation by the responses" and "B6s: the compilers by the work, the config's parser in
- * a child"). A
- * performance observer looks after collections (the size only grows in one); when V8 has shrunk the young generation
- * (it does when allocation slows down, between polls at a real cadence), the factor goes back to 2 and it may grow to
- * the cap again.
+ * a child"). A performance observer looks after collections (the size only grows in one); when V8 has shrunk the
+ * young generation (it does when allocation slows down, between polls at a real cadence), the factor goes back to 2
+ * and it may grow to the cap again.
  *
  * V8 declares `DEFINE_MIN_VALUE_IMPLICATION(semi_space_growth_factor, 2)` and applies it when it starts (a 1 on
  * node's command line becomes 2) and when a worker thread's isolate starts. V8 11.3 (Node 20) does not apply it when

@@ -10,7 +10,7 @@ import { matches, parseMatcher } from '../silences/matcher.js';
 import { SEVERITIES } from '../model.js';
 import { LookoutError } from '../errors.js';
 import { daemonRequest, type DaemonTarget } from './daemon-api.js';
-import type { Output } from './check.js';
+import type { Output } from './config-report.js';
 
 /** Which alerts to show, beyond the state. */
 export interface AlertFilter {

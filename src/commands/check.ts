@@ -5,8 +5,6 @@ import { displayPath, loadConfig, loadRuleFile, type Config, type LoadedRule } f
 import { checkRuleRefs, type RuleRef } from '../config/cross-check.js';
 import { problemCount, reportConfigError, type Output } from './config-report.js';
 
-export { problemCount, type Output } from './config-report.js';
-
 /**
  * Loads the config for a command; when it is invalid, prints every problem as file:line:col, then `last` (given the
  * number of problems), and returns undefined — the command then exits 1.

@@ -9,7 +9,7 @@ import { createLogger } from '../log.js';
 import { startDaemon } from '../daemon.js';
 import { startSimulator } from '../simulator/index.js';
 import { demoConfigYaml } from './demo-config.js';
-import type { Output } from './check.js';
+import type { Output } from './config-report.js';
 
 /** Options of the demo command. */
 export interface DemoOptions extends Output {

@@ -14,7 +14,8 @@ import { failureReason } from '../source/errors.js';
 import { runPoll } from '../source/polls/registry.js';
 import type { PollConfig } from '../source/polls/schemas.js';
 import type { SeenForms } from '../source/read/seen.js';
-import { loadConfigOrReport, problemCount, type Output } from './check.js';
+import { loadConfigOrReport } from './check.js';
+import { problemCount, type Output } from './config-report.js';
 
 /** What probing one poll found. */
 export interface PollProbe {

@@ -3,7 +3,7 @@ import { loadConfig } from '../config/load.js';
 import { ruleJson, type RuleJson } from '../http/types.js';
 import { daemonRequest, type DaemonTarget } from './daemon-api.js';
 import { table } from './alerts.js';
-import type { Output } from './check.js';
+import type { Output } from './config-report.js';
 
 /** Options of the rules command. */
 export interface RulesOptions extends Output {
