@@ -98,6 +98,9 @@ describe('the compilers', () => {
       const t = tiers([undefined], [flag]);
       expect(t.setting, flag).toBe('as node was told');
     }
+    // NODE_OPTIONS takes few V8 flags, `--jitless` among them: the daemon's settings read it there too.
+    const viaEnv = spawnSync(process.execPath, ['--input-type=module', '-e', `const { applyDaemonHeapSettings } = await import(${JSON.stringify(pathToFileURL(join(import.meta.dirname, '..', 'dist', 'heap-growth.js')).href)}); process.stdout.write(applyDaemonHeapSettings().compilers)`], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, NODE_OPTIONS: '--jitless' } });
+    expect(viaEnv.stdout, viaEnv.stderr).toBe('as node was told');
     // Nothing held: optimized without any poll. A V8 flag of another kind is not a tiering flag.
     expect(tiers([undefined], ['--no-sparkplug']).steps[0]?.optimized).toBe(true);
     expect(tiers([undefined], ['--always-use-string-forwarding-table']).setting).toBe(`${COMPILERS_SETTING} (${compilersOn().join(', ')} held back)`);
@@ -146,6 +149,7 @@ describe('the poll runner', () => {
     const store = openStore(join(dirs.make(), 'lookout.db'));
     const clock = new ManualClock(T0);
     const engine = engineFor(store, [rule({ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.9 })], { clock });
+    // What happened, in order: the publication (with whether a transaction was open) and each stage of the poll.
     const seen: unknown[] = [];
     const onRows = (m: unknown) => seen.push({ ...(m as object), inTransaction: store.db.inTransaction });
     let fail = false;
@@ -157,10 +161,13 @@ describe('the poll runner', () => {
         if (fail) throw new Error('POST /yields/graphql: 503');
         return { readings: [market('m1', now, { utilization: 0.5 }), market('m2', now, { utilization: 0.97 })], rejected: [] };
       },
-      evaluate: (o, now) => engine.applyPollSteps(o, now),
+      evaluate: (o, now) => {
+        seen.push('evaluate');
+        return engine.applyPollSteps(o, now);
+      },
       enqueue: () => {},
       fieldLog: new FieldRejectionLog(),
-      after: () => {},
+      after: () => void seen.push('after'),
     };
     const poll = pollSchema.parse({ name: 'markets', kind: 'metrics', cron: '* * * * *' });
     subscribe(POLL_ROWS_CHANNEL, onRows);
@@ -174,6 +181,8 @@ describe('the poll runner', () => {
       unsubscribe(POLL_ROWS_CHANNEL, onRows);
       store.close();
     }
-    expect(seen).toEqual([{ poll: 'markets', rows: 2, inTransaction: false }]);
+    // Published before the poll's transaction (its evaluation runs inside it), once, and not for the failed fetch (whose
+    // run is still evaluated and recorded).
+    expect(seen).toEqual([{ poll: 'markets', rows: 2, inTransaction: false }, 'evaluate', 'after', 'evaluate', 'after']);
   });
 });

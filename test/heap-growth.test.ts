@@ -129,6 +129,7 @@ describe('the young generation', () => {
         k.push({ i });
         if (k.length > 4e5) k = [];
         if (i % 2e4 === 0) { if (semiNow() > ${YOUNG_SEMI_SPACE_FIRST_CAP_MB * MB * 0.9}) settled++; await new Promise((r) => setImmediate(r)); }
+        if (i === 4e6 - 1) throw new Error('the young generation never reached its first cap');
       }
       const { Worker } = await import('node:worker_threads');
       const w = new Worker('setTimeout(() => {}, 50)', { eval: true });

@@ -126,8 +126,10 @@ describe('undici without its index', () => {
     expect(undiciPartsFrom).toBe('files');
   });
 
-  it('fetch is undici’s, loaded on first use', async () => {
+  it('fetch is undici’s (its Response, not the global fetch’s)', async () => {
     const res = await fetch(`${base}/fetched`, { method: 'POST', body: 'f' });
+    expect(res).toBeInstanceOf((await import('undici')).Response);
+    expect(res).not.toBeInstanceOf(globalThis.Response);
     expect(res.status).toBe(201);
     expect(res.headers.get('retry-after')).toBe('7');
     await res.arrayBuffer();
