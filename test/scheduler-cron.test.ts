@@ -5,6 +5,7 @@
  */
 import { validateDetailed, createTask } from 'node-cron';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from './fixtures/daemon/harness.js';
 import { createLogger } from '../src/log.js';
 import { cronJob, cronProblem } from '../src/scheduler/cron.js';
 import { Scheduler } from '../src/scheduler/index.js';
@@ -145,8 +146,7 @@ describe('cron expressions: node-cron syntax on croner timers', () => {
     );
     job.resume();
     try {
-      const deadline = Date.now() + 10_000;
-      while (errors.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await until('two ticks to throw', () => (errors.length >= 2 ? true : undefined), 10_000);
     } finally {
       job.stop();
     }
@@ -167,9 +167,7 @@ describe('cron expressions: node-cron syntax on croner timers', () => {
       // Runs at start and stays busy: each tick after is a skip, whose hook throws.
       scheduler.start([{ name: 'busy', cron: '* * * * * *', run: () => gate }]);
       const failed = () => logs.filter((l) => l.msg === 'job_failed' && l.poll === 'busy');
-      const deadline = Date.now() + 10_000;
-      while (failed().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(failed().length).toBeGreaterThanOrEqual(2);
+      await until('two failed ticks logged', () => (failed().length >= 2 ? true : undefined), 10_000);
       expect(JSON.stringify(failed()[0])).toContain('hook broke');
     } finally {
       release();
@@ -183,14 +181,13 @@ describe('cron expressions: node-cron syntax on croner timers', () => {
     job.resume();
     try {
       // Held across two seconds' ticks, to the middle of a second: croner's timer fires when the loop is free, for one
-      // run, half a second before the next second's tick.
-      const until = Math.ceil((Date.now() + 2_200) / 1000) * 1000 + 500;
-      while (Date.now() < until);
-      const deadline = Date.now() + 300;
-      while (ticks.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      await new Promise((r) => setTimeout(r, 50));
-      expect(ticks).toHaveLength(1);
-      expect(ticks[0]! - until).toBeLessThan(300);
+      // run, before the next second's tick.
+      const held = Math.ceil((Date.now() + 2_200) / 1000) * 1000 + 500;
+      while (Date.now() < held);
+      const nextTick = held + 500;
+      // Until the next second's own tick has come: the runs before it are those for the ticks the loop held.
+      await until("the next second's tick", () => (ticks.some((t) => t >= nextTick) ? true : undefined), 5_000);
+      expect(ticks.filter((t) => t < nextTick)).toHaveLength(1);
     } finally {
       job.stop();
     }
@@ -247,9 +244,7 @@ describe('cron expressions: node-cron syntax on croner timers', () => {
     try {
       let runs = 0;
       scheduler.start([{ name: 'tick', cron: '* * * * * *', run: async () => void runs++ }], { runAtStart: false });
-      const deadline = Date.now() + 10_000;
-      while (runs < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(runs).toBeGreaterThanOrEqual(2);
+      await until('two runs', () => (runs >= 2 ? true : undefined), 10_000);
       expect({ made, used }).toEqual({ made: 0, used: 0 });
     } finally {
       await scheduler.stop();
