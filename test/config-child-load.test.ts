@@ -139,7 +139,10 @@ describe('the loader process (dist/config/load-entry.js)', () => {
   it('exits once it has answered, even with a preload that keeps a handle open (an APM agent)', async () => {
     const marker = join(mkdtempSync(join(tmpdir(), 'lookout-preload-')), 'preloaded');
     const { code, out } = await run(['--import', join(import.meta.dirname, 'fixtures', 'config-loader', 'preload.mjs')], [], JSON.stringify(source), false, { PRELOAD_MARKER: marker });
+    // The preload did run in it (its timer is what would have kept it alive).
+    const preloaded = readFileSync(marker, 'utf8');
     rmSync(dirname(marker), { recursive: true });
+    expect(preloaded).toMatch(/^\d+\timport\n$/);
     expect(code).toBe(0);
     expect((deserialize(out) as { config: unknown }).config).toStrictEqual(loadConfigSource(source));
   }, 30_000);

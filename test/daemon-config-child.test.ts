@@ -5,13 +5,13 @@
  * preloads the daemon is given, and a loader held or killed through a config file that is a FIFO
  * (test/fixtures/config-loader/hold.ts).
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { expect, it } from 'vitest';
 import { DaemonProcess, until } from './fixtures/daemon/harness.js';
 import { daemonScope } from './fixtures/daemon/scope.js';
-import { configObject } from './fixtures/daemon/world.js';
+import { configObject, writeAtomic } from './fixtures/daemon/world.js';
 import { gone, HeldConfig, loaderPids } from './fixtures/config-loader/hold.js';
 
 const { dirs, startSim } = daemonScope();
@@ -29,12 +29,6 @@ async function world() {
   const good = YAML.stringify(configObject({ sim, db: join(dir, 'lookout.db'), apiKey: 'sim-key' }));
   writeFileSync(file, good);
   return { dir, file, good };
-}
-
-/** Puts `text` in `file` in one rename, as an editor saves. */
-function save(file: string, text: string): void {
-  writeFileSync(`${file}.new`, text);
-  renameSync(`${file}.new`, file);
 }
 
 /** Sends SIGHUP and waits for the reload's outcome line (the `n`-th of its kind). */
@@ -84,7 +78,7 @@ it("the daemon's preloads do not run in its config loaders: one that keeps a han
   await reload(daemon, 'reloaded');
   writeFileSync(file, INVALID(good));
   await reload(daemon, 'reload_rejected');
-  save(file, good);
+  writeAtomic(file, good);
   await daemon.waitForLog((l) => l.msg === 'reloaded', 10_000, 'reloaded after the edit', 2);
   const pid = daemon.proc.pid;
   expect(readFileSync(marker, 'utf8').split('\n').filter(Boolean).sort()).toEqual([`${pid}\timport`, `${pid}\trequire`]);
@@ -120,7 +114,7 @@ it('a config loader killed on reload: rejected with an error naming the file, th
   held.release();
   expect(line).toMatchObject({ level: 'error', why: `file changed: ${file}`, problems: [`ConfigLoaderError: cannot load config ${file}: the config loader was killed by SIGKILL`] });
   await daemon.waitForPolls(2, 10_000);
-  save(file, good);
+  writeAtomic(file, good);
   await daemon.waitForLog((l) => l.msg === 'reloaded', 10_000, 'reloaded once the loader lives');
   expect(daemon.running).toBe(true);
 }, 45_000);
