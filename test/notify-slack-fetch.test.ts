@@ -64,16 +64,22 @@ describe("the Slack webhook's fetch", () => {
 
   it("answers as undici's own fetch does, for each answer the server gives (fetch is the oracle)", async () => {
     const { fetch: realFetch } = await import('undici');
-    const seenBy = async (f: (url: string, init: object) => Promise<{ ok: boolean; status: number; statusText: string; headers: { get(n: string): string | null }; text(): Promise<string> }>, path: string) => {
+    // What the library sees of the call and the answer's text (it reads the text at once): fetch resolves at the
+    // headers and fails in text() where ours fails the call, which comes to the same for it.
+    const seenBy = async (f: (url: string, init: object) => Promise<{ ok: boolean; status: number; statusText: string; headers: { get(n: string): string | null }; text(): Promise<string> }>, path: string, signal?: AbortSignal) => {
       try {
-        const res = await f(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"text":"hi"}', redirect: 'error' });
+        const res = await f(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"text":"hi"}', redirect: 'error', ...(signal ? { signal } : {}) });
         return { ok: res.ok, status: res.status, statusText: res.statusText, retryAfter: res.headers.get('Retry-After'), type: res.headers.get('content-type'), text: await res.text() };
       } catch (err) {
-        return { threw: (err as Error).constructor.name };
+        return { threw: (err as Error).constructor.name, name: (err as Error).name };
       }
     };
     for (const path of ['/services/T/B/x', '/limited', '/not-modified', '/moved']) {
       expect(await seenBy(webhookFetch() as never, path), path).toEqual(await seenBy(realFetch as never, path));
+    }
+    // The signal, while the body trickles and before any answer.
+    for (const path of ['/trickle', '/hang']) {
+      expect(await seenBy(webhookFetch() as never, path, AbortSignal.timeout(150)), path).toEqual(await seenBy(realFetch as never, path, AbortSignal.timeout(150)));
     }
   });
 
