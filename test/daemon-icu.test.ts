@@ -1,7 +1,8 @@
 /**
- * The daemon reads no ICU data (B6s: the first collator or number format maps ~7 MB that stay): `lookout run` polls
- * on its schedule, fires alerts on several markets, renders their Slack messages (amounts in dollars, the group's
- * order) and serves its status page, with every way into ICU trapped (test/fixtures/icu-trap.mjs).
+ * The daemon makes no collator, number or date format, nor calls a locale-aware method (B6s: the first collator or
+ * number format maps ~7 MB that stay): `lookout run` polls on its schedule, fires alerts on several markets, renders
+ * their Slack messages (amounts in dollars, the group's order) and serves its status page, with every such way into
+ * ICU trapped (test/fixtures/icu-trap.mjs; V8's own time-zone reads for local dates are not among them).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

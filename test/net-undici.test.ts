@@ -2,10 +2,9 @@
  * undici's dispatchers without its index (src/net/undici.ts): the classes are the index's own, `request` behaves as
  * undici's top-level one over a real loopback server, and the daemon's modules load without the index (B6s).
  */
-import { execFile } from 'node:child_process';
 import type { IncomingMessage } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runScript } from './module-graph-helpers.js';
 import { rawServer } from './source-helpers.js';
 import { createRequire } from 'node:module';
 import { Pool, fetch, getGlobalDispatcher, loadUndiciParts, request, undiciPartsFrom } from '../src/net/undici.js';
@@ -137,20 +136,16 @@ describe('undici without its index', () => {
   });
 
   it("loading the daemon's modules evaluates neither undici's index nor node's own undici", async () => {
-    const root = fileURLToPath(new URL('..', import.meta.url));
     // The built daemon, as `lookout run` loads it (npm test builds first).
-    const script = `
+    const out = await runScript(`
       import { createRequire } from 'node:module';
       await import('./dist/daemon.js');
       const cache = Object.keys(createRequire(import.meta.url).cache);
       console.log(JSON.stringify({
-        index: cache.filter((f) => /node_modules[\\\\/]undici[\\\\/]index\\.js$/.test(f)),
-        pool: cache.some((f) => /undici[\\\\/]lib[\\\\/]dispatcher[\\\\/]pool\\.js$/.test(f)),
+        index: cache.filter((f) => /node_modules[\\/]undici[\\/]index\.js$/.test(f)),
+        pool: cache.some((f) => /undici[\\/]lib[\\/]dispatcher[\\/]pool\.js$/.test(f)),
         nodeUndici: process.moduleLoadList.some((m) => m.includes('internal/deps/undici')),
-      }));`;
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: root, timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
-    );
+      }));`);
     expect(JSON.parse(out)).toEqual({ index: [], pool: true, nodeUndici: false });
   });
 });
