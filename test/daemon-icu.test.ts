@@ -54,6 +54,10 @@ it('polls, fires on three markets, renders their messages with dollar amounts an
   const { daemon, url } = await DaemonProcess.start(file, { NODE_OPTIONS: `--import ${TRAP}`, ICU_TRAP_FILE: trap });
   // One message for the group of the three markets (their order is the group's), and the polls on schedule after it.
   await slack.waitFor('a FIRING message naming the three markets', (p) => p.some((x) => x.text.startsWith('FIRING') && [0, 1, 2].every((i) => JSON.stringify(x).includes(sim.market(i)))), 30_000, () => daemon.diag());
+  // In the group's order: by entity, code unit by code unit (compareText), as no collator is made.
+  const firing = JSON.stringify(slack.posts.find((x) => x.text.startsWith('FIRING') && [0, 1, 2].every((i) => JSON.stringify(x).includes(sim.market(i)))));
+  const ids = [0, 1, 2].map((i) => sim.market(i));
+  expect([...ids].sort((a, b) => firing.indexOf(a) - firing.indexOf(b))).toEqual([...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
   // Their texts show the amounts, grouped in thousands (src/text-format.ts): the dollar format ran.
   expect(slack.posts.map((x) => JSON.stringify(x)).join('\n')).toMatch(/of \$\d{1,3}(,\d{3})+ supplied/);
   await daemon.waitForPolls(2, 10_000);
