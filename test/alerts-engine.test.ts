@@ -5,12 +5,11 @@ import { fingerprint } from '../src/alerts/lifecycle.js';
 import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
 import type { AlertEvent } from '../src/model.js';
-import { FieldRejectionLog } from '../src/source/field-log.js';
-import { runPoll, type PollStages } from '../src/poll-runner.js';
+import { runPoll } from '../src/poll-runner.js';
 import { openStore } from '../src/store/index.js';
 import type { RuleKind } from '../src/rules/rule-kind.js';
 import { pollSchema } from '../src/source/polls/schemas.js';
-import { defaults, drive, engineFor, eventList, HOUR, market, MIN, outcome, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
+import { defaults, drive, engineFor, eventList, HOUR, market, MIN, outcome, pollStages, rule, T0, tempDirs, tempStore } from './alerts-helpers.js';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -265,10 +264,7 @@ describe('AlertEngine source_down', () => {
     const events: AlertEvent[] = [];
     let step: Step = 'ok';
     let abort = new AbortController();
-    const stages: PollStages = {
-      clock,
-      log: silentLogger,
-      store,
+    const stages = pollStages(store, clock, engine, {
       fetch: async (poll, signal, now) => {
         if (step === 'abort') {
           abort.abort(new Error('shutting down'));
@@ -278,11 +274,8 @@ describe('AlertEngine source_down', () => {
         if (step === 'rejected') return { readings: [], rejected: [{ reason: 'invalid_field', entity: 'm1', detail: 'utilization: "abc"' }] };
         return { readings: step === 'empty' ? [] : [market(poll.name === 'markets' ? 'm1' : 'm9', now)], rejected: [] };
       },
-      evaluate: (o, now) => engine.applyPollSteps(o, now),
       enqueue: (evs) => void events.push(...(evs as AlertEvent[])),
-      fieldLog: new FieldRejectionLog(),
-      after: () => {},
-    };
+    });
     try {
       for (const [i, s] of steps.entries()) {
         step = s;

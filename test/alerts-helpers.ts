@@ -8,6 +8,8 @@ import { fingerprint } from '../src/alerts/lifecycle.js';
 import type { AlertEvent, PollOutcome, Reading } from '../src/model.js';
 import type { RuleBase } from '../src/rules/schema.js';
 import { openStore, type Store } from '../src/store/index.js';
+import type { PollStages } from '../src/poll-runner.js';
+import { FieldRejectionLog } from '../src/source/field-log.js';
 import { tempDirs as tempDirsIn } from './store-helpers.js';
 
 /** 2025-01-15T00:00:00Z. */
@@ -134,4 +136,12 @@ export function chainLabelledAlert(dirs: { make(): string }, step = 0.01) {
   };
   const labelsNow = () => engine.repo.get(fingerprint('util', 'm1'))!.labels;
   return { store, engine, poll, labelsNow };
+}
+
+/**
+ * A poll runner's stages over a real store and engine (src/poll-runner.ts): the engine judges, nothing is enqueued or
+ * done after, unless `over` says otherwise; `fetch` is the test's.
+ */
+export function pollStages(store: Store, clock: ManualClock, engine: AlertEngine, over: Partial<PollStages> & Pick<PollStages, 'fetch'>): PollStages {
+  return { clock, log: silentLogger, store, evaluate: (o, now) => engine.applyPollSteps(o, now), enqueue: () => {}, fieldLog: new FieldRejectionLog(), after: () => {}, ...over };
 }

@@ -12,12 +12,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { POLL_ROWS_CHANNEL, RESPONSE_BYTES_CHANNEL } from '../src/channels.js';
 import { ManualClock } from '../src/clock.js';
 import { COMPILERS_RESPONSE_BYTES, COMPILERS_ROWS, COMPILERS_SETTING, CompilerGate, compilersOn } from '../src/compiler-tiers.js';
-import { silentLogger } from '../src/log.js';
-import { FieldRejectionLog } from '../src/source/field-log.js';
-import { runPoll, type PollStages } from '../src/poll-runner.js';
+import { runPoll } from '../src/poll-runner.js';
 import { pollSchema } from '../src/source/polls/schemas.js';
 import { openStore } from '../src/store/index.js';
-import { engineFor, market, MIN, rule, T0, tempDirs } from './alerts-helpers.js';
+import { engineFor, market, MIN, pollStages, rule, T0, tempDirs } from './alerts-helpers.js';
 
 const MODULE = pathToFileURL(join(import.meta.dirname, '..', 'dist', 'compiler-tiers.js')).href;
 /** V8's `%GetOptimizationStatus` bit for a function running optimized code (OptimizationStatus::kOptimized). */
@@ -153,10 +151,7 @@ describe('the poll runner', () => {
     const seen: unknown[] = [];
     const onRows = (m: unknown) => seen.push({ ...(m as object), inTransaction: store.db.inTransaction });
     let fail = false;
-    const stages: PollStages = {
-      clock,
-      log: silentLogger,
-      store,
+    const stages = pollStages(store, clock, engine, {
       fetch: async (_p, _s, now) => {
         if (fail) throw new Error('POST /yields/graphql: 503');
         return { readings: [market('m1', now, { utilization: 0.5 }), market('m2', now, { utilization: 0.97 })], rejected: [] };
@@ -165,10 +160,8 @@ describe('the poll runner', () => {
         seen.push('evaluate');
         return engine.applyPollSteps(o, now);
       },
-      enqueue: () => {},
-      fieldLog: new FieldRejectionLog(),
       after: () => void seen.push('after'),
-    };
+    });
     const poll = pollSchema.parse({ name: 'markets', kind: 'metrics', cron: '* * * * *' });
     subscribe(POLL_ROWS_CHANNEL, onRows);
     try {

@@ -8,14 +8,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
-import { silentLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics/index.js';
 import type { AlertEvent } from '../src/model.js';
-import { FieldRejectionLog } from '../src/source/field-log.js';
-import { runPoll, type PollStages } from '../src/poll-runner.js';
+import { runPoll } from '../src/poll-runner.js';
 import { pollSchema } from '../src/source/polls/schemas.js';
 import { openStore } from '../src/store/index.js';
-import { engineFor, market, MIN, rule, T0, tempDirs } from './alerts-helpers.js';
+import { engineFor, market, MIN, pollStages, rule, T0, tempDirs } from './alerts-helpers.js';
 import { samples } from './metrics-fixtures.js';
 
 const dirs = tempDirs();
@@ -43,23 +41,18 @@ it('a poll the store cannot take changes no alert, is a failed run with reason s
   const storeFailures: string[] = [];
   let utilization = 0.97;
   let serviceDown = false;
-  const stages: PollStages = {
-    clock,
-    log: silentLogger,
-    store,
+  const stages = pollStages(store, clock, engine, {
     fetch: async (_poll, _signal, now) => {
       if (serviceDown) throw new Error('POST /yields/graphql: 503');
       return { readings: [market('m1', now, { utilization })], rejected: [] };
     },
-    evaluate: (o, now) => engine.applyPollSteps(o, now),
     enqueue: (evs) => void events.push(...(evs as AlertEvent[])),
-    fieldLog: new FieldRejectionLog(),
     storeFailed: (poll) => {
       storeFailures.push(poll);
       metrics.pollStoreFailed(poll);
     },
     after: (o, seconds) => metrics.observePoll(o, seconds),
-  };
+  });
   const poll = pollSchema.parse({ name: 'markets', kind: 'metrics', cron: '* * * * *' });
   const run = async () => {
     clock.advance(MIN);
@@ -118,13 +111,9 @@ it('a storm is stored in slices of the one transaction: every notification in or
   };
   setImmediate(count);
   const turnAtBatch: number[] = [];
-  const stages: PollStages = {
-    clock,
-    log: silentLogger,
-    store,
+  const stages = pollStages(store, clock, engine, {
     sliceMs: 0,
     fetch: async (_poll, _signal, now) => ({ readings: Array.from({ length: 250 }, (_, i) => market(`m${i}`, now, { utilization: 0.97 })), rejected: [] }),
-    evaluate: (o, now) => engine.applyPollSteps(o, now),
     enqueue: (evs) => {
       batches.push(evs.length);
       turnAtBatch.push(turns);
@@ -132,9 +121,7 @@ it('a storm is stored in slices of the one transaction: every notification in or
       // A reader at the gate meanwhile runs after the commit: it sees all 250 firing alerts, never part of them.
       if (batches.length === 1) void store.gate.exclusive(() => seenAtGate.push(engine.repo.active().length));
     },
-    fieldLog: new FieldRejectionLog(),
-    after: () => {},
-  };
+  });
   try {
     clock.advance(MIN);
     const out = await runPoll(pollSchema.parse({ name: 'markets', kind: 'metrics', cron: '* * * * *' }), new AbortController().signal, stages);
@@ -158,19 +145,12 @@ it('a market the service no longer returns loses its latest reading; one whose r
   const engine = engineFor(store, [rule({ name: 'util-high', kind: 'utilization_above', severity: 'critical', threshold: 0.9 })], { clock });
   let returned = ['m1', 'm2', 'm3'];
   let rejected: string[] = [];
-  const stages: PollStages = {
-    clock,
-    log: silentLogger,
-    store,
+  const stages = pollStages(store, clock, engine, {
     fetch: async (_poll, _signal, now) => ({
       readings: returned.map((m) => market(m, now, { utilization: 0.5 })),
       rejected: rejected.map((entity) => ({ reason: 'missing_field', entity, detail: 'no utilization' })),
     }),
-    evaluate: (o, now) => engine.applyPollSteps(o, now),
-    enqueue: () => {},
-    fieldLog: new FieldRejectionLog(),
-    after: () => {},
-  };
+  });
   const poll = pollSchema.parse({ name: 'markets', kind: 'metrics', cron: '* * * * *' });
   const run = async () => {
     clock.advance(MIN);
